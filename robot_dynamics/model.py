@@ -1,0 +1,179 @@
+"""The kinematic tree as plain per-body arrays, packed once for the compiled kernels.
+
+A body is a link together with every link welded to it by fixed joints; body i hangs from
+body parent[i] < i (-1 is the world) through one moving joint. Spatial vectors are ordered
+[linear; angular] (Pinocchio's convention); inertias are kept as 10 parameters
+(mass, first moment m*c, rotational inertia about the body origin).
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import layout as L
+
+REVOLUTE, PRISMATIC, FREE = L.REVOLUTE, L.PRISMATIC, L.FREE
+REFERENCES = ("world", "local", "local_world_aligned")
+
+
+def skew(x):
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+
+
+def inertia_about_origin(mass, com, inertia_com):
+    """10 inertia parameters from mass, centre of mass and the 3x3 inertia about the COM."""
+    com = np.asarray(com, float)
+    rot = np.asarray(inertia_com, float) + mass * (com @ com * np.eye(3) - np.outer(com, com))
+    return np.concatenate(([mass], mass * com, sym_to_vec(rot)))
+
+
+def sym_to_vec(m):
+    return np.array([m[0, 0], m[1, 1], m[2, 2], m[0, 1], m[0, 2], m[1, 2]])
+
+
+def vec_to_sym(v):
+    return np.array([[v[0], v[3], v[4]], [v[3], v[1], v[5]], [v[4], v[5], v[2]]])
+
+
+def transform_inertia(inertia, rotation, translation):
+    """Inertia of a body given in frame B, expressed in frame A, where B sits at (R, p) in A
+    (seed 004 eq. 22: I_A = Ad*_T I_B Ad_T, written on the 10 parameters)."""
+    m, h, rot = inertia[0], inertia[1:4], vec_to_sym(inertia[4:10])
+    rh, px = rotation @ h, skew(translation)
+    rot_a = rotation @ rot @ rotation.T - (skew(rh) @ px + px @ skew(rh)) - m * px @ px
+    return np.concatenate(([m], rh + m * np.asarray(translation), sym_to_vec(rot_a)))
+
+
+@dataclass
+class Frame:
+    name: str
+    body: int                 # -1: fixed to the world
+    rotation: np.ndarray      # placement of the frame in its body frame
+    translation: np.ndarray
+
+
+@dataclass
+class Model:
+    """Per-body arrays (index = body) and per-coordinate data for the actuated joints.
+
+    Coordinates come in two sets. The user's q/v: [free flyer (7/6)] + one per actuated joint,
+    in `joint_names` order. The kernels' full set adds one coordinate per mimic joint;
+    q_full = q[q_source] * q_scale + q_offset and v_full = v[v_source] * v_scale.
+    """
+    name: str
+    body_names: list
+    parent: np.ndarray
+    joint_type: np.ndarray
+    joint_axis: np.ndarray           # (nb, 3), unit, in the body frame
+    tree_rotation: np.ndarray        # (nb, 3, 3) joint placement in the parent body frame
+    tree_translation: np.ndarray     # (nb, 3)
+    inertia: np.ndarray              # (nb, 10)
+    body_joint_names: list           # moving joint of each body
+    idx_q: np.ndarray                # first full q index of each body's joint
+    idx_v: np.ndarray
+    joint_names: list                # actuated joints in user q order (no free flyer, no mimic)
+    lower_limits: np.ndarray
+    upper_limits: np.ndarray
+    velocity_limits: np.ndarray
+    effort_limits: np.ndarray
+    q_source: np.ndarray
+    q_scale: np.ndarray
+    q_offset: np.ndarray
+    v_source: np.ndarray
+    v_scale: np.ndarray
+    v_is_mimic: np.ndarray           # full v indices that follow another joint
+    frames: dict
+    floating_base: bool = False
+    nq: int = 0
+    nv: int = 0
+    _gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
+    _armature: np.ndarray = None
+
+    def __post_init__(self):
+        self.nb = len(self.body_names)
+        self.nq_full, self.nv_full = len(self.q_source), len(self.v_source)
+        self.has_mimic = self.nv_full != self.nv
+        self.joint_index = {n: i for i, n in enumerate(self.joint_names)}
+        self.mimic_map = np.zeros((self.nv_full, self.nv))     # v_full = mimic_map @ v
+        self.mimic_map[np.arange(self.nv_full), self.v_source] = self.v_scale
+        if self._armature is None:
+            self._armature = np.zeros(self.nv)
+        self.packed = np.zeros((self.nb + 1, L.NCOL))
+        self._pack()
+
+    # --- published names ------------------------------------------------------------------
+    @property
+    def frame_names(self):
+        return list(self.frames)
+
+    @property
+    def joint_offset(self):
+        """Index of the first actuated joint in q and in v (after the free flyer)."""
+        return (7, 6) if self.floating_base else (0, 0)
+
+    @property
+    def total_mass(self):
+        return float(self.inertia[:, 0].sum())
+
+    # --- settable physics --------------------------------------------------------------------
+    @property
+    def gravity(self):
+        return self._gravity.copy()
+
+    @gravity.setter
+    def gravity(self, value):
+        g = np.asarray(value, float).reshape(-1)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ValueError(f"gravity must be 3 finite numbers, got {value!r}")
+        self._gravity = g
+        self.packed[self.nb, L.GRAVITY:L.GRAVITY + 3] = g
+
+    @property
+    def armature(self):
+        """Rotor inertia reflected through the gear, Ir*gr^2 per joint (seed 001 fig. 6.20)."""
+        return self._armature[self.joint_offset[1]:].copy()
+
+    @armature.setter
+    def armature(self, value):
+        arm = np.asarray(value, float).reshape(-1)
+        n = len(self.joint_names)
+        if arm.shape == (1,):
+            arm = np.full(n, arm[0])
+        if arm.shape != (n,) or not np.all(np.isfinite(arm)) or np.any(arm < 0):
+            raise ValueError(f"armature must be {n} finite non-negative numbers (one per joint "
+                             f"{self.joint_names}), got {value!r}")
+        self._armature = np.concatenate((np.zeros(self.joint_offset[1]), arm))
+        self._pack()
+
+    def set_body_inertia(self, body, inertia):
+        """Replace one body's 10 inertia parameters (e.g. a payload added on the tool)."""
+        self.inertia[body] = inertia
+        self._pack()
+
+    def _pack(self):
+        """One C-contiguous float array per model: the kernels take it as their only model
+        argument (each extra argument costs ~0.08 us of dispatch)."""
+        p = self.packed
+        p[:self.nb, L.PARENT] = self.parent
+        p[:self.nb, L.JTYPE] = self.joint_type
+        p[:self.nb, L.IQ] = self.idx_q
+        p[:self.nb, L.IV] = self.idx_v
+        p[:self.nb, L.ROT:L.ROT + 9] = self.tree_rotation.reshape(self.nb, 9)
+        p[:self.nb, L.POS:L.POS + 3] = self.tree_translation
+        p[:self.nb, L.AXIS:L.AXIS + 3] = self.joint_axis
+        p[:self.nb, L.INERTIA:L.INERTIA + 10] = self.inertia
+        # a mimic follower's rotor is its leader's: counted once, on the leader
+        own = np.where(self.v_is_mimic, 0.0, self._armature[self.v_source])
+        p[:self.nb, L.ARMATURE] = np.where(self.joint_type == FREE, 0.0, own[self.idx_v])
+        p[self.nb, L.GRAVITY:L.GRAVITY + 3] = self._gravity
+        p[self.nb, L.NQ] = self.nq_full
+        p[self.nb, L.NV] = self.nv_full
+
+    def frame(self, name):
+        try:
+            return self.frames[name]
+        except KeyError:
+            raise KeyError(f"unknown frame {name!r}; the model has frames "
+                           f"{', '.join(self.frame_names)}") from None
+
+    def body_of_link(self, name):
+        return self.frame(name).body

@@ -1,0 +1,28 @@
+"""Files shipped with the package: the bundled URDF models."""
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = {
+    "puma560": "puma560.urdf",                 # the default arm
+    "planar_2link": "planar_2link.urdf",
+    "floating_base_biped": "floating_base_biped.urdf",
+}
+DEFAULT_MODEL = "puma560"
+
+
+def urdf_dir():
+    """The bundled urdf/ folder: beside the package in a source or editable checkout,
+    under <prefix>/share/robot_dynamics once installed."""
+    for path in (os.path.join(os.path.dirname(_HERE), "urdf"),
+                 os.path.join(sys.prefix, "share", "robot_dynamics", "urdf")):
+        if os.path.isdir(path):
+            return path
+    raise FileNotFoundError("the bundled urdf/ folder is missing from this installation")
+
+
+def bundled_urdf(name=DEFAULT_MODEL):
+    """Path of a bundled model by short name (see MODELS)."""
+    if name not in MODELS:
+        raise KeyError(f"no bundled model {name!r}; choose one of {', '.join(MODELS)}")
+    return os.path.join(urdf_dir(), MODELS[name])

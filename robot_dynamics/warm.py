@@ -1,0 +1,48 @@
+"""Compile every kernel once so that numba's on-disk cache is warm (run at install).
+
+Prints the cold time (compile or cache load) and the warm time of each public function.
+"""
+import time
+
+import numpy as np
+
+from . import dynamics as rd
+from .resources import bundled_urdf
+from .urdf import load_urdf
+
+
+def calls(model):
+    """One call of every public function, single state and batch."""
+    rng = np.random.default_rng(0)
+    q = np.zeros(model.nq)
+    if model.floating_base:
+        q[6] = 1.0
+    v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    frame = model.frame_names[-1]
+    wrench = {frame: np.ones(6)}
+    known = np.arange(model.nv) % 2 == 0
+    for Q, V, A, K in ((q, v, a, known), (np.tile(q, (2, 1)), np.tile(v, (2, 1)), np.tile(a, (2, 1)), np.tile(known, (2, 1)))):
+        yield "inverse_dynamics", lambda: rd.inverse_dynamics(model, Q, V, A)
+        yield "inverse_dynamics+wrench", lambda: rd.inverse_dynamics(model, Q, V, A, wrench)
+        yield "mass_matrix", lambda: rd.mass_matrix(model, Q)
+        yield "coriolis_matrix", lambda: rd.coriolis_matrix(model, Q, V)
+        yield "forward_dynamics", lambda: rd.forward_dynamics(model, Q, V, A)
+        yield "hybrid_dynamics", lambda: rd.hybrid_dynamics(model, Q, V, K, A, A)
+        yield "frame_jacobian", lambda: rd.frame_jacobian(model, Q, frame)
+
+
+def main():
+    model = load_urdf(bundled_urdf())
+    total = time.perf_counter()
+    for name, call in calls(model):
+        t0 = time.perf_counter()
+        call()
+        cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        call()
+        print(f"  {name:26s} first call {cold * 1e3:9.1f} ms   next {1e6 * (time.perf_counter() - t0):8.1f} us")
+    print(f"kernels ready in {time.perf_counter() - total:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Structural properties that hold whatever the oracle: seed 002 properties 1-2,
+inverse/forward consistency, hybrid dynamics (seed 004 eq. 34), batches, bad input."""
+import numpy as np
+import pytest
+
+from oracle import Pair
+from robot_dynamics import dynamics as rd
+
+ROBOTS = [("panda", False), ("talos", True), ("mimic", False), ("puma560", False), ("biped", True)]
+
+
+@pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: r[0] + ("-freeflyer" if r[1] else ""))
+def pair(request):
+    return Pair(*request.param)
+
+
+def states(pair, n=20, seed=3):
+    rng = np.random.default_rng(seed)
+    return [pair.random_state(rng) for _ in range(n)]
+
+
+def test_mass_matrix_symmetric_positive_definite(pair):
+    for q, _, _ in states(pair):
+        M = rd.mass_matrix(pair.model, q)
+        np.testing.assert_array_equal(M, M.T)
+        assert np.linalg.eigvalsh(M).min() > 0
+
+
+def test_mdot_minus_2c_is_skew_symmetric(pair):
+    """Mdot by central differences along q(t) = q + t v (joints only: fixed-base robots)."""
+    m = pair.model
+    if m.floating_base:
+        pytest.skip("q is not a vector space on a free flyer; covered by the arms")
+    for q, v, _ in states(pair):
+        h = 1e-6
+        Mdot = (rd.mass_matrix(m, q + h * v) - rd.mass_matrix(m, q - h * v)) / (2 * h)
+        N = Mdot - 2 * rd.coriolis_matrix(m, q, v)
+        assert np.abs(N + N.T).max() < 1e-6 * max(1.0, np.abs(Mdot).max())
+
+
+def test_forward_inverts_inverse(pair):
+    m = pair.model
+    for q, v, a in states(pair):
+        tau = rd.inverse_dynamics(m, q, v, a)
+        np.testing.assert_allclose(rd.forward_dynamics(m, q, v, tau), a, rtol=0, atol=1e-8)
+
+
+def test_hybrid_limits_and_block_solution(pair):
+    m = pair.model
+    rng = np.random.default_rng(4)
+    for q, v, a in states(pair):
+        tau = rng.uniform(-5, 5, m.nv)
+        everything, nothing = np.ones(m.nv, bool), np.zeros(m.nv, bool)
+        qdd, t = rd.hybrid_dynamics(m, q, v, everything, a, tau)
+        np.testing.assert_allclose(t, rd.inverse_dynamics(m, q, v, a), rtol=0, atol=1e-8)
+        np.testing.assert_array_equal(qdd, a)
+        qdd, t = rd.hybrid_dynamics(m, q, v, nothing, a, tau)
+        np.testing.assert_allclose(qdd, rd.forward_dynamics(m, q, v, tau), rtol=0, atol=1e-8)
+        known = rng.random(m.nv) < 0.5
+        qdd, t = rd.hybrid_dynamics(m, q, v, known, a, tau)
+        M, b = rd.mass_matrix(m, q), rd.bias_forces(m, q, v)
+        u = ~known   # seed 004 eq. 34
+        expected_u = np.linalg.solve(M[np.ix_(u, u)], tau[u] - b[u] - M[np.ix_(u, known)] @ a[known])
+        np.testing.assert_allclose(qdd[u], expected_u, rtol=0, atol=1e-8)
+        np.testing.assert_array_equal(qdd[known], a[known])
+        np.testing.assert_allclose(t, M @ qdd + b, rtol=0, atol=1e-8)
+        np.testing.assert_array_equal(t[u], tau[u])
+
+
+def test_armature_adds_to_the_diagonal(pair):
+    m = pair.model
+    q, v, a = states(pair, 1)[0]
+    M0 = rd.mass_matrix(m, q)
+    try:
+        m.armature = np.linspace(0.1, 0.5, len(m.joint_names))
+        off = m.joint_offset[1]
+        np.testing.assert_allclose(np.diag(rd.mass_matrix(m, q) - M0)[off:], m.armature, atol=1e-12)
+        tau = rd.inverse_dynamics(m, q, v, a)
+        np.testing.assert_allclose(rd.forward_dynamics(m, q, v, tau), a, atol=1e-8)
+    finally:
+        m.armature = 0.0
+
+
+def test_batches_equal_single_states(pair):
+    m = pair.model
+    S = states(pair, 150)     # above the threshold where threads start
+    Q, V, A = (np.array([s[k] for s in S]) for k in range(3))
+    frame = m.frame_names[-1]
+    known = np.arange(m.nv) % 3 == 0
+    for threads in (1, 2):
+        batch = dict(
+            tau=rd.inverse_dynamics(m, Q, V, A, threads=threads),
+            M=rd.mass_matrix(m, Q, threads=threads),
+            C=rd.coriolis_matrix(m, Q, V, threads=threads),
+            qdd=rd.forward_dynamics(m, Q, V, A, threads=threads),
+            hyb=rd.hybrid_dynamics(m, Q, V, np.tile(known, (len(Q), 1)), A, A, threads=threads)[1],
+            J=rd.frame_jacobian(m, Q, frame, "local", threads=threads),
+            H=rd.frame_placement(m, Q, frame, threads=threads),
+            ext=rd.inverse_dynamics(m, Q, V, A, {frame: np.ones((len(Q), 6))}, threads=threads),
+        )
+        for k, (q, v, a) in enumerate(S):
+            single = dict(
+                tau=rd.inverse_dynamics(m, q, v, a), M=rd.mass_matrix(m, q), C=rd.coriolis_matrix(m, q, v),
+                qdd=rd.forward_dynamics(m, q, v, a), hyb=rd.hybrid_dynamics(m, q, v, known, a, a)[1],
+                J=rd.frame_jacobian(m, q, frame, "local"), H=rd.frame_placement(m, q, frame),
+                ext=rd.inverse_dynamics(m, q, v, a, {frame: np.ones(6)}))
+            for name, value in single.items():
+                np.testing.assert_array_equal(batch[name][k], value, err_msg=name)
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return Pair("puma560").model
+
+
+def test_bad_input_is_named(arm):
+    q, v = np.zeros(6), np.zeros(6)
+    with pytest.raises(ValueError, match=r"q must have shape \(6,\)"):
+        rd.inverse_dynamics(arm, np.zeros(5), v, v)
+    with pytest.raises(ValueError, match=r"v must have shape \(3, 6\)"):
+        rd.inverse_dynamics(arm, np.zeros((3, 6)), v, v)
+    with pytest.raises(ValueError, match="a contains NaN or inf"):
+        rd.inverse_dynamics(arm, q, v, np.array([0, 0, np.nan, 0, 0, 0]))
+    with pytest.raises(ValueError, match=r"q contains NaN or inf \(batch row 1\)"):
+        rd.mass_matrix(arm, np.array([np.zeros(6), np.full(6, np.inf)]))
+    with pytest.raises(KeyError, match="unknown frame 'nowhere'"):
+        rd.frame_jacobian(arm, q, "nowhere")
+    with pytest.raises(ValueError, match="reference must be one of"):
+        rd.frame_jacobian(arm, q, "tool0", "sideways")
+    with pytest.raises(ValueError, match="acceleration_known must be a boolean mask of shape"):
+        rd.hybrid_dynamics(arm, q, v, np.ones(5, bool), v, v)
+    with pytest.raises(ValueError, match="external wrench on 'tool0' must have shape"):
+        rd.inverse_dynamics(arm, q, v, v, {"tool0": np.ones(3)})
+    with pytest.raises(KeyError, match="unknown frame 'hand'"):
+        rd.inverse_dynamics(arm, q, v, v, {"hand": np.ones(6)})
+    with pytest.raises(ValueError, match="external_wrenches contains NaN"):
+        rd.inverse_dynamics(arm, q, v, v, {"tool0": np.full(6, np.nan)})
+    np.testing.assert_allclose(rd.inverse_dynamics(arm, q, v, v), rd.gravity_torques(arm, q))   # still fine
+
+
+def test_free_flyer_quaternion_must_be_unit():
+    m = Pair("biped", True).model
+    q = np.zeros(m.nq)
+    q[6] = 2.0
+    with pytest.raises(ValueError, match="quaternion .* must have unit norm; got norm 2"):
+        rd.gravity_torques(m, q)
