@@ -12,13 +12,17 @@ thread count as an argument so that `cache=True` holds).
 Status codes returned by the entry points: OK, NONFINITE (NaN/inf in an input) and
 BAD_QUATERNION (free-flyer quaternion far from unit norm).
 """
+import os
 from collections import namedtuple
 
-import numpy as np
-from numba import njit, prange
+# numba's OpenMP pool spins actively by default; on 2 cores that stalled every batch call ~16 ms
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from .layout import (ARMATURE, AXIS, FREE, GRAVITY, INERTIA, IQ, IV, JTYPE, NV, PARENT, POS,
-                     PRISMATIC, ROT)
+import numpy as np  # noqa: E402
+from numba import njit, prange  # noqa: E402
+
+from .layout import (ARMATURE, AXIS, FREE, GRAVITY, INERTIA, IQ, IV, JTYPE, NV,  # noqa: E402
+                     PARENT, POS, PRISMATIC, ROT)
 
 OK, NONFINITE, BAD_QUATERNION = 0, 1, 2
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
@@ -254,31 +258,43 @@ Work = namedtuple("Work", "oR op S Iw vel acc f Ia U R p s6 t6 D Dinv unknown n_
 
 
 @fast
-def workspace_parts(model):
-    """Sizes of the Work fields, in order."""
+def workspace_size(model):
     nb, nv = model.shape[0] - 1, int(model[-1, NV])
-    return (9 * nb, 3 * nb, 6 * nv, 10 * nb, 6 * nb, 6 * nb, 6 * nb, 36 * nb, 6 * nv, 9, 3, 6, 6, 36,
-            36 * nb, 6 * nb, nb, nv)
+    return 119 * nb + 13 * nv + 60
 
 
 @fast
-def workspace_size(model):
-    return sum(workspace_parts(model))
+def take(buf, at, n):
+    """The next n floats of buf after position at, and the new position."""
+    return buf[at:at + n], at + n
 
 
 @fast
 def workspace(model, buf):
-    """Per-state scratch carved out of one flat buffer (views, no allocation)."""
+    """Per-state scratch carved out of one flat buffer of workspace_size (views, no allocation)."""
     nb, nv = model.shape[0] - 1, int(model[-1, NV])
-    parts, at = workspace_parts(model), 0
-    v = []
-    for n in parts:
-        v.append(buf[at:at + n])
-        at += n
-    return Work(v[0].reshape((nb, 3, 3)), v[1].reshape((nb, 3)), v[2].reshape((nv, 6)), v[3].reshape((nb, 10)),
-                v[4].reshape((nb, 6)), v[5].reshape((nb, 6)), v[6].reshape((nb, 6)), v[7].reshape((nb, 6, 6)),
-                v[8].reshape((nv, 6)), v[9].reshape((3, 3)), v[10], v[11], v[12], v[13].reshape((6, 6)),
-                v[14].reshape((nb, 6, 6)), v[15].reshape((nb, 6)), v[16], v[17])
+    oR, at = take(buf, 0, 9 * nb)
+    op, at = take(buf, at, 3 * nb)
+    S, at = take(buf, at, 6 * nv)
+    Iw, at = take(buf, at, 10 * nb)
+    vel, at = take(buf, at, 6 * nb)
+    acc, at = take(buf, at, 6 * nb)
+    f, at = take(buf, at, 6 * nb)
+    Ia, at = take(buf, at, 36 * nb)
+    U, at = take(buf, at, 6 * nv)
+    R, at = take(buf, at, 9)
+    p, at = take(buf, at, 3)
+    s6, at = take(buf, at, 6)
+    t6, at = take(buf, at, 6)
+    D, at = take(buf, at, 36)
+    Dinv, at = take(buf, at, 36 * nb)
+    unknown, at = take(buf, at, 6 * nb)
+    n_unknown, at = take(buf, at, nb)
+    u, at = take(buf, at, nv)
+    return Work(oR.reshape((nb, 3, 3)), op.reshape((nb, 3)), S.reshape((nv, 6)), Iw.reshape((nb, 10)),
+                vel.reshape((nb, 6)), acc.reshape((nb, 6)), f.reshape((nb, 6)), Ia.reshape((nb, 6, 6)),
+                U.reshape((nv, 6)), R.reshape((3, 3)), p, s6, t6, D.reshape((6, 6)), Dinv.reshape((nb, 6, 6)),
+                unknown.reshape((nb, 6)), n_unknown, u)
 
 
 @fast
@@ -341,13 +357,21 @@ def rnea_one(model, q, v, a, ext, tau, buf):
     return rnea(model, q, v, a, ext, tau, workspace(model, buf))
 
 
+@fast
+def rnea_rows(model, Q, V, A, EXT, TAU, status, lo, hi):
+    w = workspace(model, np.empty(workspace_size(model)))
+    for s in range(lo, hi):
+        status[s] = rnea(model, Q[s], V[s], A[s], EXT[s], TAU[s], w)
+
+
 @parallel
 def rnea_batch(model, Q, V, A, EXT, TAU, nthreads):
     status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        w = workspace(model, np.empty(workspace_size(model)))
-        for s in range(t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads):
-            status[s] = rnea(model, Q[s], V[s], A[s], EXT[s], TAU[s], w)
+    if nthreads == 1:      # no parallel region at all: starting one costs more than small batches take
+        rnea_rows(model, Q, V, A, EXT, TAU, status, 0, len(Q))
+    else:
+        for t in prange(nthreads):
+            rnea_rows(model, Q, V, A, EXT, TAU, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
     return status
 
 
@@ -385,13 +409,21 @@ def crba_one(model, q, M, buf):
     return crba(model, q, M, workspace(model, buf))
 
 
+@fast
+def crba_rows(model, Q, M, status, lo, hi):
+    w = workspace(model, np.empty(workspace_size(model)))
+    for s in range(lo, hi):
+        status[s] = crba(model, Q[s], M[s], w)
+
+
 @parallel
 def crba_batch(model, Q, M, nthreads):
     status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        w = workspace(model, np.empty(workspace_size(model)))
-        for s in range(t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads):
-            status[s] = crba(model, Q[s], M[s], w)
+    if nthreads == 1:      # no parallel region at all: starting one costs more than small batches take
+        crba_rows(model, Q, M, status, 0, len(Q))
+    else:
+        for t in prange(nthreads):
+            crba_rows(model, Q, M, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
     return status
 
 
@@ -522,13 +554,22 @@ def hybrid_one(model, q, v, known, qdd, tau, ext, buf):
     return hybrid(model, q, v, known, qdd, tau, ext, workspace(model, buf))
 
 
+@fast
+def hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi):
+    w = workspace(model, np.empty(workspace_size(model)))
+    for s in range(lo, hi):
+        status[s] = hybrid(model, Q[s], V[s], KNOWN[s], QDD[s], TAU[s], EXT[s], w)
+
+
 @parallel
 def hybrid_batch(model, Q, V, KNOWN, QDD, TAU, EXT, nthreads):
     status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        w = workspace(model, np.empty(workspace_size(model)))
-        for s in range(t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads):
-            status[s] = hybrid(model, Q[s], V[s], KNOWN[s], QDD[s], TAU[s], EXT[s], w)
+    if nthreads == 1:      # no parallel region at all: starting one costs more than small batches take
+        hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, 0, len(Q))
+    else:
+        for t in prange(nthreads):
+            hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status,
+                        t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
     return status
 
 
@@ -577,13 +618,21 @@ def frame_jacobian_one(model, q, spec, J, H, buf):
     return frame_jacobian(model, q, spec, J, H, workspace(model, buf))
 
 
+@fast
+def frame_jacobian_rows(model, Q, spec, J, H, status, lo, hi):
+    w = workspace(model, np.empty(workspace_size(model)))
+    for s in range(lo, hi):
+        status[s] = frame_jacobian(model, Q[s], spec, J[s], H[s], w)
+
+
 @parallel
 def frame_jacobian_batch(model, Q, spec, J, H, nthreads):
     status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        w = workspace(model, np.empty(workspace_size(model)))
-        for s in range(t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads):
-            status[s] = frame_jacobian(model, Q[s], spec, J[s], H[s], w)
+    if nthreads == 1:      # no parallel region at all: starting one costs more than small batches take
+        frame_jacobian_rows(model, Q, spec, J, H, status, 0, len(Q))
+    else:
+        for t in prange(nthreads):
+            frame_jacobian_rows(model, Q, spec, J, H, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
     return status
 
 
@@ -674,11 +723,19 @@ def coriolis_one(model, q, v, C, buf):
     return coriolis(model, q, v, C, workspace(model, buf))
 
 
+@fast
+def coriolis_rows(model, Q, V, C, status, lo, hi):
+    w = workspace(model, np.empty(workspace_size(model)))
+    for s in range(lo, hi):
+        status[s] = coriolis(model, Q[s], V[s], C[s], w)
+
+
 @parallel
 def coriolis_batch(model, Q, V, C, nthreads):
     status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        w = workspace(model, np.empty(workspace_size(model)))
-        for s in range(t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads):
-            status[s] = coriolis(model, Q[s], V[s], C[s], w)
+    if nthreads == 1:      # no parallel region at all: starting one costs more than small batches take
+        coriolis_rows(model, Q, V, C, status, 0, len(Q))
+    else:
+        for t in prange(nthreads):
+            coriolis_rows(model, Q, V, C, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
     return status

@@ -36,6 +36,17 @@ def _floats(text, n, what):
     return np.array(vals)
 
 
+def _number(text, what):
+    """One number; +-inf allowed (an unlimited velocity or effort), NaN not."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if math.isnan(value):
+        raise URDFError(f"{what}: expected a number, got {text!r}")
+    return value
+
+
 def _origin(elem, what):
     o = elem.find("origin") if elem is not None else None
     if o is None:
@@ -67,8 +78,7 @@ def _link_inertia(link):
 
 def _check_inertia(name, mass, inertia):
     eig = np.linalg.eigvalsh(inertia)
-    scale = max(1.0, float(np.abs(eig).max()))
-    if eig[0] < -1e-6 * scale:
+    if eig[0] < -1e-6 * np.abs(eig).max():
         raise URDFError(f"link {name!r} has an inertia with negative eigenvalue {eig[0]:.3g} "
                         f"(principal moments {np.round(eig, 9).tolist()})")
     if mass > 0 and (eig[0] <= 0 or eig[0] + eig[1] < eig[2] * (1 - 1e-9)):
@@ -132,14 +142,18 @@ class _Joint:
             raise URDFError(f"joint {self.name!r} has a zero axis")
         self.axis = self.axis / norm if norm > 0 else self.axis
         lim = el.find("limit")
-        get = (lambda k, d: float(lim.get(k, d))) if lim is not None else (lambda k, d: float(d))
-        unbounded = self.kind == "continuous" or (lim is None or ("lower" not in lim.attrib and "upper" not in lim.attrib))
-        self.lower = -math.inf if unbounded else get("lower", 0)
-        self.upper = math.inf if unbounded else get("upper", 0)
-        self.velocity, self.effort = get("velocity", "inf"), get("effort", "inf")
+        attr = lim.attrib if lim is not None else {}
+        number = lambda tag, key, default: _number(tag.get(key, default), f"joint {self.name!r} {key}")
+        # URDF: lower/upper default to 0 inside <limit>; a continuous joint or a missing <limit> is unbounded
+        unbounded = self.kind == "continuous" or lim is None
+        self.lower = -math.inf if unbounded else number(attr, "lower", "0")
+        self.upper = math.inf if unbounded else number(attr, "upper", "0")
+        self.velocity, self.effort = number(attr, "velocity", "inf"), number(attr, "effort", "inf")
+        if self.lower > self.upper:
+            raise URDFError(f"joint {self.name!r} has lower limit {self.lower} above upper limit {self.upper}")
         mimic = el.find("mimic")
         self.mimic = None if mimic is None else (
-            mimic.get("joint"), float(mimic.get("multiplier", 1.0)), float(mimic.get("offset", 0.0)))
+            mimic.get("joint"), number(mimic.attrib, "multiplier", "1"), number(mimic.attrib, "offset", "0"))
 
 
 def load_urdf(source, floating_base=False, root=None, tip=None, gravity=None):
@@ -215,8 +229,9 @@ def _build(name, root, links, children, joints, floating_base, keep, gravity):
             raise URDFError(f"the joints form a cycle through link {link!r}")
         seen.add(link)
         frames[link] = Frame(link, body, rotation, translation)
+        inertia = _link_inertia(links[link])      # checked even where the world carries it
         if body >= 0:
-            bodies[body]["inertia"] += transform_inertia(_link_inertia(links[link]), rotation, translation)
+            bodies[body]["inertia"] += transform_inertia(inertia, rotation, translation)
         for j in children[link]:
             if keep is not None and j.child not in keep and j.kind != "fixed":
                 continue

@@ -1,0 +1,166 @@
+"""Benchmark robot_dynamics against Pinocchio on panda (fixed base) and talos (free flyer).
+
+    PYTHONPATH=. python bench/bench_dynamics.py
+
+Times RNEA, ABA, CRBA and a frame Jacobian for one state (N = 1) and for batches
+(N = 100, 10000) with 1 and 2 threads, against Pinocchio called once or looped in Python
+over the batch on one thread.  Each figure is the median over several repeats, after a
+warm-up call.  Then times the kernel start (import + first call) in fresh processes, with
+numba's on-disk cache as it is (warm) and with an empty cache (cold, recompiles).
+"""
+import os
+
+os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy: OpenBLAS threads fight numba's
+
+import logging
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+
+import numba
+import numpy as np
+import pinocchio as pin
+
+from robot_dynamics import dynamics as rd
+from robot_dynamics import load_urdf
+
+ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
+CASES = [  # name, urdf, floating base, frame
+    ("panda", f"{ROBOTS}/panda_description/urdf/panda.urdf", False, "panda_hand"),
+    ("talos", f"{ROBOTS}/talos_data/robots/talos_reduced.urdf", True, "left_sole_link"),
+]
+BATCHES = (100, 10000)
+REPEATS = {1: 7, 100: 7, 10000: 3}
+SINGLE_LOOP = 200  # calls per timed repeat for N = 1
+
+
+def median_time(fn, repeats, calls=1):
+    """Median over `repeats` of the seconds per call of fn(), after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - t) / calls)
+    return statistics.median(times)
+
+
+def states(nq, nv, floating, n, rng):
+    """n random valid states (unit quaternion for a free flyer)."""
+    q = rng.uniform(-1.0, 1.0, (n, nq))
+    if floating:
+        quat = rng.normal(size=(n, 4))
+        q[:, 3:7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    return q, rng.normal(size=(n, nv)), rng.normal(size=(n, nv))
+
+
+def pin_model(urdf, floating, mimic):
+    return pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer(), mimic=mimic) if floating \
+        else pin.buildModelFromUrdf(urdf, mimic=mimic)
+
+
+def algorithms(model, urdf, floating, frame):
+    """name -> (ours(q, v, a, threads), Pinocchio's one-state call(q, v, a), extra
+    coordinates of its model). Pinocchio's ABA rejects mimic joints, so on a mimic robot it
+    gets the model without them: its states repeat the last (mimic finger) coordinate."""
+    pmodel = pin_model(urdf, floating, model.has_mimic)
+    assert (model.nq, model.nv) == (pmodel.nq, pmodel.nv), (model.nq, model.nv, pmodel.nq, pmodel.nv)
+    amodel = pin_model(urdf, floating, False) if model.has_mimic else pmodel
+    data, adata, fid = pin.Data(pmodel), pin.Data(amodel), pmodel.getFrameId(frame)
+    return {
+        "rnea": (lambda q, v, a, t=None: rd.inverse_dynamics(model, q, v, a, threads=t),
+                 lambda q, v, a: pin.rnea(pmodel, data, q, v, a), 0),
+        "aba": (lambda q, v, a, t=None: rd.forward_dynamics(model, q, v, a, threads=t),
+                lambda q, v, a: pin.aba(amodel, adata, q, v, a), amodel.nv - model.nv),
+        "crba": (lambda q, v, a, t=None: rd.mass_matrix(model, q, threads=t),
+                 lambda q, v, a: pin.crba(pmodel, data, q), 0),
+        "frame_jacobian": (lambda q, v, a, t=None: rd.frame_jacobian(model, q, frame, threads=t),
+                           lambda q, v, a: pin.computeFrameJacobian(pmodel, data, q, fid, pin.LOCAL_WORLD_ALIGNED), 0),
+    }
+
+
+def pad(x, extra):
+    """x with its last column repeated `extra` more times."""
+    return np.hstack([x] + [x[:, -1:]] * extra)
+
+
+def bench_robot(name, urdf, floating, frame):
+    """Rows (robot, algorithm, N, ours 1 thread, ours 2 threads or None, pin), µs per state."""
+    model = load_urdf(urdf, floating_base=floating)
+    print(f"\n## {name}: nq={model.nq} nv={model.nv} frame={frame} (µs per state, median)")
+    states_ = states(model.nq, model.nv, floating, max(BATCHES), np.random.default_rng(0))
+    rows = []
+    for alg, (ours, theirs, extra) in algorithms(model, urdf, floating, frame).items():
+        Q, V, A = states_
+        P = [pad(x, extra) for x in states_]
+        us = 1e6 * median_time(lambda: ours(Q[0], V[0], A[0]), REPEATS[1], SINGLE_LOOP)
+        ref = 1e6 * median_time(lambda: theirs(P[0][0], P[1][0], P[2][0]), REPEATS[1], SINGLE_LOOP)
+        print(f"{alg:15s} N=1      ours {us:8.2f}  pin {ref:8.2f}  ours/pin {us / ref:5.2f}")
+        rows.append((name, alg, 1, us, None, ref))
+        for n in BATCHES:
+            q, v, a = Q[:n], V[:n], A[:n]
+            pq, pv, pa = (x[:n] for x in P)
+            r = REPEATS[n]
+            t1 = 1e6 * median_time(lambda: ours(q, v, a, 1), r) / n
+            t2 = 1e6 * median_time(lambda: ours(q, v, a, 2), r) / n
+            ref = 1e6 * median_time(lambda: [theirs(pq[i], pv[i], pa[i]) for i in range(n)], r) / n
+            print(f"{alg:15s} N={n:<6d} ours 1 thr {t1:8.2f} (x{ref / t1:5.2f})  2 thr {t2:8.2f} "
+                  f"(x{ref / t2:5.2f})  pin loop {ref:7.2f}   [x = pin/ours speed-up]")
+            rows.append((name, alg, n, t1, t2, ref))
+    return rows
+
+
+START_SCRIPT = """
+import time
+t0 = time.perf_counter()
+import numpy as np
+from robot_dynamics import dynamics as rd, load_urdf
+from robot_dynamics.resources import bundled_urdf
+t1 = time.perf_counter()
+m = load_urdf(bundled_urdf())
+z = np.zeros(m.nv)
+rd.inverse_dynamics(m, np.zeros(m.nq), z, z)
+t2 = time.perf_counter()
+print(f"import {t1 - t0:6.2f} s  load + first inverse_dynamics {t2 - t1:6.2f} s  total {t2 - t0:6.2f} s")
+"""
+
+
+def kernel_start(cache_dir=None):
+    """Timing line of import + first call in a fresh interpreter (or its error)."""
+    env = dict(os.environ)
+    if cache_dir:
+        env["NUMBA_CACHE_DIR"] = cache_dir
+    out = subprocess.run([sys.executable, "-c", START_SCRIPT], env=env, capture_output=True, text=True)
+    return out.stdout.strip() if out.returncode == 0 else "FAILED: " + out.stderr.strip().splitlines()[-1]
+
+
+def markdown(rows):
+    lines = ["| robot | algorithm | N | ours µs/state (1 thread) | ours µs/state (2 threads) "
+             "| Pinocchio µs/state | ratio ours (1 thread)/Pinocchio |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for robot, alg, n, t1, t2, ref in rows:
+        two = "–" if t2 is None else f"{t2:.2f}"
+        lines.append(f"| {robot} | {alg} | {n} | {t1:.2f} | {two} | {ref:.2f} | {t1 / ref:.2f} |")
+    return "\n".join(lines)
+
+
+def main():
+    logging.getLogger("robot_dynamics").setLevel(logging.ERROR)  # talos' zero-inertia link warnings
+    print(f"numpy {np.__version__}, numba {numba.__version__} (NUMBA_THREADING_LAYER="
+          f"{numba.config.THREADING_LAYER}, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}), "
+          f"pinocchio {pin.__version__}, {os.cpu_count()} cores; Pinocchio N>1 = Python loop over the batch")
+    rows = [row for case in CASES for row in bench_robot(*case)]
+    print(f"\nnumba threading layer used: {numba.threading_layer()}")
+    print("\n## kernel start: import + first inverse_dynamics on bundled puma560 (fresh process)")
+    print("warm numba cache:", kernel_start())
+    with tempfile.TemporaryDirectory() as fresh:
+        print("cold numba cache:", kernel_start(fresh))
+    print("\n" + markdown(rows))
+
+
+if __name__ == "__main__":
+    main()

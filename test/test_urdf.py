@@ -1,0 +1,280 @@
+"""URDF parser: errors name the problem, warnings name the link, features build the right model."""
+import logging
+import math
+import os
+
+import numpy as np
+import pytest
+
+from robot_dynamics import URDFError, load_urdf
+from robot_dynamics import dynamics as rd
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+MIMIC = os.path.join(DATA, "mimic_continuous_fixed.urdf")
+GOOD_INERTIA = (0.01, 0.012, 0.015, 0.0, 0.0, 0.0)
+
+
+def link(name, mass=1.0, inertia=GOOD_INERTIA, com="0 0 0"):
+    """A <link>; mass=None gives one without <inertial>."""
+    if mass is None:
+        return f'<link name="{name}"/>'
+    ixx, iyy, izz, ixy, ixz, iyz = inertia
+    return (f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/>'
+            f'<inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="{ixy}" ixz="{ixz}" iyz="{iyz}"/>'
+            f'</inertial></link>')
+
+
+def joint(name, parent, child, kind="revolute", axis="0 0 1", xyz="0 0 0.1", extra=""):
+    limit = '<limit lower="-1" upper="1" effort="10" velocity="2"/>' if kind in ("revolute", "prismatic") else ""
+    axis_el = f'<axis xyz="{axis}"/>' if axis is not None else ""
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}"/>{axis_el}{limit}{extra}</joint>')
+
+
+def robot(*parts, name="test_bot"):
+    return f'<robot name="{name}">' + "".join(parts) + "</robot>"
+
+
+def chain(n=2):
+    """base -> l1 -> ... -> ln through revolute joints j1..jn."""
+    links = ["base"] + [f"l{i}" for i in range(1, n + 1)]
+    return [link(x) for x in links] + [joint(f"j{i}", links[i - 1], links[i]) for i in range(1, n + 1)]
+
+
+def yaw(T):
+    return math.atan2(T[1, 0], T[0, 0])
+
+
+# --- errors ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("xml, match", [
+    ('<robot name="x"><link name="a"></robot>', "not valid XML"),
+    ('<model name="x"><link name="a"/></model>', r"root element is <model>, expected <robot>"),
+    (robot(link("a"), link("b")), r"exactly one root link, found \['a', 'b'\]"),
+    (robot(link("a"), link("b"), joint("ab", "a", "b"), joint("ba", "b", "a")), "cycle"),
+    (robot(*chain(1), link("x"), link("y"), joint("xy", "x", "y"), joint("yx", "y", "x")),
+     r"links \['x', 'y'\] are not connected to root 'base'.*cycle"),
+    (robot(*chain(1), link("c"), joint("jc", "ghost", "c")), "joint 'jc' refers to unknown link 'ghost'"),
+    (robot(*chain(1), joint("jc", "l1", "ghost")), "joint 'jc' refers to unknown link 'ghost'"),
+    (robot(*chain(1), link("c"), joint("jz", "l1", "c", axis="0 0 0")), "joint 'jz' has a zero axis"),
+    (robot(link("base"), link("c", mass=-1.0), joint("j", "base", "c")), "link 'c' has negative mass"),
+    (robot(link("base"), link("c", inertia=(-0.5, 0.01, 0.01, 0, 0, 0)), joint("j", "base", "c")),
+     "link 'c' has an inertia with negative eigenvalue"),
+    (robot(*chain(1), link("c"),
+           joint("jm", "l1", "c", extra='<mimic joint="nobody" multiplier="1"/>')),
+     "joint 'jm' mimics unknown joint 'nobody'"),
+    (robot(*chain(1), link("c"), joint("jp", "l1", "c", kind="planar")),
+     "joint 'jp' has type 'planar', which is not supported"),
+])
+def test_errors(xml, match):
+    with pytest.raises(URDFError, match=match):
+        load_urdf(xml)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(URDFError, match="no such URDF file.*absent.urdf"):
+        load_urdf(str(tmp_path / "absent.urdf"))
+
+
+def test_file_that_is_not_xml(tmp_path):
+    path = tmp_path / "garbage.urdf"
+    path.write_text("this is not xml <")
+    with pytest.raises(URDFError, match="not valid XML"):
+        load_urdf(str(path))
+
+
+@pytest.mark.parametrize("extra, attr", [
+    ('<limit lower="-1" upper="1" effort="10" velocity="fast"/>', "velocity"),
+    ('<mimic joint="j1" multiplier="two"/>', "multiplier"),
+])
+def test_non_numeric_joint_attribute(extra, attr):
+    xml = robot(*chain(1), link("c"), joint("j2", "l1", "c", kind="continuous", extra=extra))
+    with pytest.raises(URDFError, match=f"joint 'j2'.*{attr}"):
+        load_urdf(xml)
+
+
+def test_small_inertia_with_negative_eigenvalue():
+    xml = robot(link("base"), link("c", inertia=(1e-6, 1e-6, 1e-6, 1.5e-6, 0, 0)), joint("j", "base", "c"))
+    with pytest.raises(URDFError, match="link 'c' has an inertia with negative eigenvalue"):
+        load_urdf(xml)
+
+
+def test_tip_not_below_root():
+    xml = robot(*chain(2), link("side"), joint("js", "base", "side"))
+    with pytest.raises(URDFError, match="tip link 'side' is not below root link 'l1'"):
+        load_urdf(xml, root="l1", tip="side")
+
+
+def test_urdferror_is_valueerror():
+    assert issubclass(URDFError, ValueError)
+
+
+# --- warnings -------------------------------------------------------------------------------
+@pytest.mark.parametrize("inertia", [
+    (1e-6, 1e-6, 0.0, 0.0, 0.0, 0.0),        # tiny and singular
+    (0.01, 0.01, 0.1, 0.0, 0.0, 0.0),        # Ixx + Iyy < Izz
+])
+def test_suspicious_inertia_warns(inertia, caplog, capsys):
+    xml = robot(link("base"), link("odd_link", inertia=inertia), joint("j", "base", "odd_link"))
+    with caplog.at_level(logging.WARNING, logger="robot_dynamics.urdf"):
+        model = load_urdf(xml)
+    assert model.body_names == ["odd_link"]
+    warnings = [r for r in caplog.records if r.name == "robot_dynamics.urdf" and r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "odd_link" in warnings[0].getMessage()
+    assert capsys.readouterr().out == ""
+
+
+def test_valid_inertia_does_not_warn(caplog):
+    with caplog.at_level(logging.WARNING, logger="robot_dynamics.urdf"):
+        load_urdf(robot(*chain(2)))
+    assert not caplog.records
+
+
+# --- features -------------------------------------------------------------------------------
+def test_continuous_joint():
+    model = load_urdf(robot(link("base"), link("wheel"), joint("spin", "base", "wheel", kind="continuous")))
+    assert model.joint_names == ["spin"] and model.nq == 1 and model.nv == 1
+    assert model.lower_limits[0] == -math.inf and model.upper_limits[0] == math.inf
+    assert model.velocity_limits[0] == math.inf and model.effort_limits[0] == math.inf
+
+
+def test_fixed_joints_are_lumped():
+    xml = robot(link("base", mass=5.0), link("arm", mass=2.0), link("weight", mass=3.0), link("tip", mass=None),
+                joint("j1", "base", "arm"),
+                joint("weld", "arm", "weight", kind="fixed", axis=None, xyz="0.2 0 0"),
+                joint("tool", "weight", "tip", kind="fixed", axis=None, xyz="0.1 0 0"))
+    model = load_urdf(xml)
+    assert model.body_names == ["arm"] and model.joint_names == ["j1"]
+    assert {"weight", "weld", "tip", "tool"} <= set(model.frame_names)
+    assert model.total_mass == pytest.approx(2.0 + 3.0)      # base is welded to the world
+    np.testing.assert_allclose(model.inertia[0, 1:4], [3.0 * 0.2, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(rd.frame_placement(model, np.zeros(1), "tip")[:3, 3], [0.3, 0.0, 0.1], atol=1e-12)
+    floating = load_urdf(xml, floating_base=True)
+    assert floating.total_mass == pytest.approx(5.0 + 2.0 + 3.0)
+
+
+def test_link_without_inertial_is_massless():
+    model = load_urdf(robot(link("base"), link("ghost", mass=None), link("c"),
+                            joint("j1", "base", "ghost"), joint("j2", "ghost", "c")))
+    np.testing.assert_array_equal(model.inertia[model.body_names.index("ghost")], np.zeros(10))
+    assert model.total_mass == pytest.approx(1.0)
+
+
+def test_mimic_follower():
+    xml = robot(link("base"), link("leader"), link("follower"),
+                joint("j1", "base", "leader", xyz="0 0 0"),
+                joint("j2", "base", "follower", xyz="0 0 0",
+                      extra='<mimic joint="j1" multiplier="2.0" offset="0.3"/>'))
+    model = load_urdf(xml)
+    assert model.joint_names == ["j1"] and model.nq == 1 and model.nv == 1 and model.has_mimic
+    for q in (0.0, 0.4):
+        qv = np.array([q])
+        assert yaw(rd.frame_placement(model, qv, "leader")) == pytest.approx(q, abs=1e-12)
+        assert yaw(rd.frame_placement(model, qv, "follower")) == pytest.approx(2.0 * q + 0.3, abs=1e-12)
+
+
+def test_mimic_file_loads():
+    model = load_urdf(MIMIC)
+    assert "finger_right_joint" not in model.joint_names and "finger_right" in model.body_names
+    assert model.has_mimic and model.nv == len(model.joint_names) == 6
+
+
+@pytest.mark.parametrize("axis, unit", [("0 0 2", [0, 0, 1]), ("1 1 0", [2 ** -0.5, 2 ** -0.5, 0]),
+                                        ("0.3 0.5 0.8", np.array([0.3, 0.5, 0.8]) / math.sqrt(0.98))])
+def test_axis_normalised(axis, unit):
+    model = load_urdf(robot(link("base"), link("c"), joint("j", "base", "c", axis=axis)))
+    np.testing.assert_allclose(model.joint_axis[0], unit, atol=1e-12)
+    R = rd.frame_placement(model, np.array([0.7]), "c")[:3, :3]     # rotation by 0.7 rad exactly
+    assert math.acos((np.trace(R) - 1) / 2) == pytest.approx(0.7, abs=1e-12)
+
+
+def test_floating_base_sizes():
+    n = 3
+    model = load_urdf(robot(*chain(n)), floating_base=True)
+    assert model.nq == 7 + n and model.nv == 6 + n and model.floating_base
+    assert model.joint_type[0] == 2 and model.body_names[0] == "base"
+    assert model.joint_names == ["j1", "j2", "j3"]
+
+
+def test_root_takes_subtree_and_tip_takes_chain():
+    xml = robot(*chain(3), link("side"), joint("js", "l1", "side"))
+    sub = load_urdf(xml, root="l1")
+    assert sub.joint_names == ["j2", "j3", "js"] and sub.frame_names[0] == "l1"
+    only = load_urdf(xml, tip="l3")
+    assert only.joint_names == ["j1", "j2", "j3"] and "side" not in only.frame_names
+    both = load_urdf(xml, root="l1", tip="side")
+    assert both.joint_names == ["js"]
+
+
+def test_gravity():
+    model = load_urdf(robot(*chain(2)), gravity=[0.0, 0.0, -1.62])
+    np.testing.assert_array_equal(model.gravity, [0.0, 0.0, -1.62])
+    q = np.array([0.3, -0.2])
+    g_moon = rd.gravity_torques(model, q)
+    model.gravity = [0.0, 0.0, -3.24]
+    np.testing.assert_allclose(rd.gravity_torques(model, q), 2 * g_moon, atol=1e-12)
+    for bad in ([0.0, -9.81], [0.0, 0.0, np.nan], [[0.0, 0.0, 1.0, 2.0]]):
+        with pytest.raises(ValueError, match="gravity must be 3 finite numbers"):
+            model.gravity = bad
+    np.testing.assert_array_equal(model.gravity, [0.0, 0.0, -3.24])
+
+
+def test_armature():
+    model = load_urdf(MIMIC)
+    q = np.linspace(-0.3, 0.4, model.nq)
+    m0 = rd.mass_matrix(model, q)
+    arm = np.arange(1.0, model.nv + 1) / 10
+    model.armature = arm
+    np.testing.assert_allclose(rd.mass_matrix(model, q) - m0, np.diag(arm), atol=1e-12)
+    np.testing.assert_array_equal(model.armature, arm)
+    for bad in (arm[:-1], -arm, np.full(model.nv, np.inf)):
+        with pytest.raises(ValueError, match="armature must be 6 finite non-negative numbers"):
+            model.armature = bad
+
+
+XACRO = """<?xml version="1.0"?>
+<robot name="test_bot" xmlns:xacro="http://www.ros.org/wiki/xacro">
+  <xacro:property name="len" value="0.1"/>
+  <xacro:macro name="body" params="name">
+    <link name="${name}"><inertial><origin xyz="0 0 0"/><mass value="1.0"/>
+      <inertia ixx="0.01" iyy="0.012" izz="0.015" ixy="0.0" ixz="0.0" iyz="0.0"/></inertial></link>
+  </xacro:macro>
+  <xacro:macro name="hinge" params="name parent child">
+    <joint name="${name}" type="revolute"><parent link="${parent}"/><child link="${child}"/>
+      <origin xyz="0 0 ${len}"/><axis xyz="0 0 1"/>
+      <limit lower="-1" upper="1" effort="10" velocity="2"/></joint>
+  </xacro:macro>
+  <xacro:body name="base"/><xacro:body name="l1"/><xacro:body name="l2"/>
+  <xacro:hinge name="j1" parent="base" child="l1"/>
+  <xacro:hinge name="j2" parent="l1" child="l2"/>
+</robot>
+"""
+
+
+def test_xacro_matches_urdf(tmp_path):
+    pytest.importorskip("xacro")
+    path = tmp_path / "bot.urdf.xacro"
+    path.write_text(XACRO)
+    from_xacro, plain = load_urdf(str(path)), load_urdf(robot(*chain(2)))
+    assert from_xacro.name == plain.name and from_xacro.joint_names == plain.joint_names
+    assert from_xacro.frame_names == plain.frame_names
+    for attr in ("inertia", "tree_translation", "tree_rotation", "joint_axis", "lower_limits", "effort_limits"):
+        np.testing.assert_allclose(getattr(from_xacro, attr), getattr(plain, attr), atol=1e-15)
+    q = np.array([0.2, -0.5])
+    np.testing.assert_allclose(rd.mass_matrix(from_xacro, q), rd.mass_matrix(plain, q), atol=1e-14)
+
+
+def test_transmission_and_ros2_control_ignored(capsys):
+    model = load_urdf(MIMIC)
+    assert model.joint_names == ["slide_joint", "spin_joint", "tilt_joint", "elbow_joint",
+                                 "pan_joint", "finger_left_joint"]
+    assert "slide_transmission" not in model.frame_names and "MimicTestSystem" not in model.frame_names
+    assert capsys.readouterr().out == ""
+
+
+def test_xml_string_equals_file(tmp_path):
+    xml = robot(*chain(2))
+    path = tmp_path / "bot.urdf"
+    path.write_text(xml)
+    a, b = load_urdf(xml), load_urdf(str(path))
+    assert a.frame_names == b.frame_names
+    np.testing.assert_array_equal(a.inertia, b.inertia)
