@@ -304,6 +304,19 @@ def start(model, q, w):
 
 
 @fast
+def body_velocity(model, i, S, v, vel, sqd):
+    """vel[i] = vel[parent] + S qd (seed 004 eq. 37, world frame); sqd gets S qd."""
+    par, iv = int(model[i, PARENT]), int(model[i, IV])
+    for k in range(6):
+        sqd[k] = 0.0
+    for d in range(ndofs(model[i, JTYPE])):
+        for k in range(6):
+            sqd[k] += S[iv + d, k] * v[iv + d]
+    for k in range(6):
+        vel[i, k] = sqd[k] + (vel[par, k] if par >= 0 else 0.0)
+
+
+@fast
 def root_acceleration(model, k):
     """Gravity as a fictitious upward acceleration of the base (seed 004 note 6)."""
     return -model[model.shape[0] - 1, GRAVITY + k] if k < 3 else 0.0
@@ -324,20 +337,16 @@ def rnea(model, q, v, a, ext, tau, w):
     nb = model.shape[0] - 1
     for i in range(nb):
         par, iv = int(model[i, PARENT]), int(model[i, IV])
+        body_velocity(model, i, S, v, vel, sqd)
         for k in range(6):
-            sqd[k] = 0.0
-            vel[i, k] = 0.0 if par < 0 else vel[par, k]
             acc[i, k] = root_acceleration(model, k) if par < 0 else acc[par, k]
         for d in range(ndofs(model[i, JTYPE])):
             for k in range(6):
-                sqd[k] += S[iv + d, k] * v[iv + d]
                 acc[i, k] += S[iv + d, k] * a[iv + d]
         if par >= 0:
             cross_motion(vel[par], sqd, h)
             for k in range(6):
                 acc[i, k] += h[k]
-        for k in range(6):
-            vel[i, k] += sqd[k]
         inertia_times(w.Iw[i], vel[i], h)
         inertia_times(w.Iw[i], acc[i], f[i])
         cross_force_add(vel[i], h, f[i])
@@ -471,12 +480,7 @@ def hybrid(model, q, v, known, qdd, tau, ext, w):
     nb = model.shape[0] - 1
     for i in range(nb):
         par, iv = int(model[i, PARENT]), int(model[i, IV])
-        for k in range(6):
-            sqd[k] = 0.0
-            vel[i, k] = 0.0 if par < 0 else vel[par, k]
-        for d in range(ndofs(model[i, JTYPE])):
-            for k in range(6):
-                sqd[k] += S[iv + d, k] * v[iv + d]
+        body_velocity(model, i, S, v, vel, sqd)
         if par >= 0:
             cross_motion(vel[par], sqd, c[i])
         else:
@@ -489,8 +493,6 @@ def hybrid(model, q, v, known, qdd, tau, ext, w):
             else:
                 unknown[i, int(n_unknown[i])] = iv + d
                 n_unknown[i] += 1
-        for k in range(6):
-            vel[i, k] += sqd[k]
         inertia_matrix(w.Iw[i], Ia[i])
         inertia_times(w.Iw[i], vel[i], sqd)
         pA[i, :] = 0.0
@@ -679,12 +681,8 @@ def coriolis(model, q, v, C, w):
     S, Sdot, vel, Ic, Bc, h, f1, I6 = w.S, w.U, w.vel, w.Iw, w.Ia, w.s6, w.t6, w.D
     f3 = w.f[0]    # any free 6-vector: f is not used here
     for i in range(nb):
-        par, iv = int(model[i, PARENT]), int(model[i, IV])
-        for k in range(6):
-            vel[i, k] = 0.0 if par < 0 else vel[par, k]
-        for d in range(ndofs(model[i, JTYPE])):
-            for k in range(6):
-                vel[i, k] += S[iv + d, k] * v[iv + d]
+        iv = int(model[i, IV])
+        body_velocity(model, i, S, v, vel, h)
         for d in range(ndofs(model[i, JTYPE])):
             cross_motion(vel[i], S[iv + d], Sdot[iv + d])
         inertia_matrix(Ic[i], I6)
