@@ -16,6 +16,7 @@ setup(
         (f"share/{package_name}/urdf", glob("urdf/*.urdf")),
     ],
     install_requires=["numpy", "numba", "xacro"],
+    extras_require={"demo": ["mujoco", "matplotlib"]},     # sim_arm and closed_loop_demo
     zip_safe=True,
     maintainer="robot_dynamics maintainers",
     maintainer_email="maintainers@robot-dynamics.dev",
@@ -26,6 +27,9 @@ setup(
     entry_points={
         "console_scripts": [
             "robot-dynamics = robot_dynamics.cli:main",
+            "dynamics_node = robot_dynamics.node:main",
+            "sim_arm = robot_dynamics.sim_arm:main",
+            "closed_loop_demo = robot_dynamics.closed_loop_demo:main",
         ],
     },
 )

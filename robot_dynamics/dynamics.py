@@ -5,21 +5,22 @@ v = [linear; angular] in the base frame + joints; Jacobian rows and wrenches are
 """
 import os
 
+import numba
 import numpy as np
 
 from . import kernels as K
+from .layout import AXES
 from .model import REFERENCES
 
 _REF_CODE = {"world": K.WORLD, "local": K.LOCAL, "local_world_aligned": K.LOCAL_WORLD_ALIGNED}
 _NO_EXT = np.zeros((0, K.EXT_COLS))
-_F64 = np.dtype(np.float64)
+_F64, _BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 #: states per batch below which threads are not worth starting
 PARALLEL_MIN_BATCH = 64
 
 
 def default_threads():
     """Threads for batches: ROBOT_DYNAMICS_THREADS, else every core numba may use."""
-    import numba
     return int(os.environ.get("ROBOT_DYNAMICS_THREADS", numba.config.NUMBA_NUM_THREADS))
 
 
@@ -36,12 +37,14 @@ def _vector(x, n, name, batch=None):
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
+def _plain(x, n, dtype=_F64):
+    """x is already what the kernels take for one state: an array of shape (n,) and this
+    dtype, C-contiguous, aligned and writeable (the fast paths' cheap check)."""
+    return type(x) is np.ndarray and x.shape == (n,) and x.dtype is dtype and x.flags.carray
+
+
 def _batch_size(a):
     return a.shape[0] if a.ndim == 2 else 0
-
-
-def _failed(status):
-    return status.any() if type(status) is np.ndarray else status != 0
 
 
 def _raise_status(model, status, inputs):
@@ -63,34 +66,59 @@ def _raise_status(model, status, inputs):
     raise ValueError(f"non-finite input{where}")
 
 
-# --- full (kernel) coordinates for models with mimic joints ------------------------------------
-def _full_q(model, q):
-    return q[..., model.q_source] * model.q_scale + model.q_offset if model.has_mimic else q
+# --- single-state fast paths ------------------------------------------------------------------
+class _Direct:
+    """A kernel whose compiled code is called directly, skipping numba's type dispatch
+    (~0.4 us of a ~1 us single call). Only the fast paths call it, always with the argument
+    types of its first call (arrays checked by `_plain`, the model's scratch, _NO_EXT)."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def run(self, *args):      # first call: compile (or load from the cache), then bind run
+        status = self.kernel(*args)
+        compiled = self.kernel.overloads.get(tuple(numba.typeof(x) for x in args))
+        self.run = compiled.entry_point if compiled is not None else self.kernel
+        return status
 
 
-def _full_v(model, v):
-    return v[..., model.v_source] * model.v_scale if model.has_mimic else v
+_RNEA, _CRBA, _HYBRID, _JACOBIAN = (_Direct(k) for k in (K.rnea, K.crba, K.hybrid, K.frame_jacobian))
 
 
-def _user_tau(model, tau):
-    return tau @ model.mimic_map if model.has_mimic else tau
+class _Scratch:
+    """Per-model buffers for single-state calls (kernels hold the GIL: no two run at once)."""
+
+    def __init__(self, model):
+        self.work = K.workspace(model.packed)
+        self.zero = np.zeros(model.nv)                  # read only
+        self.nothing_known = np.zeros(model.nv, bool)   # read only
+        self.J, self.H = np.empty((6, model.nv)), np.empty((4, 4))
+        self.specs = {}                                 # (frame, reference) -> spec row
 
 
-def _user_matrix(model, m):
-    g = model.mimic_map
-    return g.T @ m @ g if model.has_mimic else m
+def _scratch(model):
+    try:
+        return model._scratch
+    except AttributeError:
+        model._scratch = _Scratch(model)
+        return model._scratch
 
 
 # --- frames and wrenches --------------------------------------------------------------------
 def _frame_spec(model, frame, reference):
-    if reference not in _REF_CODE:
-        raise ValueError(f"reference must be one of {', '.join(REFERENCES)}, got {reference!r}")
-    f = model.frame(frame)
-    spec = np.empty(K.FRAME_COLS)
-    spec[K.F_BODY], spec[K.F_REF] = f.body, _REF_CODE[reference]
-    spec[K.F_ROT:K.F_ROT + 9] = f.rotation.reshape(9)
-    spec[K.F_POS:K.F_POS + 3] = f.translation
-    return spec
+    key = (frame, reference)
+    specs = _scratch(model).specs
+    if key not in specs:
+        if reference not in _REF_CODE:
+            raise ValueError(f"reference must be one of {', '.join(REFERENCES)}, got {reference!r}")
+        f = model.frame(frame)
+        Q = model.packed[f.body, AXES:AXES + 9].reshape(3, 3) if f.body >= 0 else np.eye(3)
+        spec = np.empty(K.FRAME_COLS)
+        spec[K.F_BODY], spec[K.F_REF] = f.body, _REF_CODE[reference]
+        spec[K.F_ROT:K.F_ROT + 9] = (Q.T @ f.rotation).reshape(9)     # in the body's joint frame
+        spec[K.F_POS:K.F_POS + 3] = Q.T @ f.translation
+        specs[key] = spec
+    return specs[key]
 
 
 def _external(model, external_wrenches, batch):
@@ -107,16 +135,18 @@ def _external(model, external_wrenches, batch):
     return rows if batch else rows[0]
 
 
-def _scratch(model):
-    """The model's reusable workspace for single-state calls."""
-    buf = model.__dict__.get("_scratch")
-    if buf is None:
-        buf = model.__dict__["_scratch"] = np.empty(K.workspace_size(model.packed))
-    return buf
-
-
 def _threads(batch, threads):
     return 1 if batch < PARALLEL_MIN_BATCH else max(1, min(threads or default_threads(), batch))
+
+
+def _batch(name, n, threads, *args):
+    """Run kernel `name` over n states: K.<name>_rows on one thread, else K.<name>_batch."""
+    nthreads = _threads(n, threads)
+    if nthreads > 1:
+        return getattr(K, name + "_batch")(*args, nthreads)
+    status = np.zeros(n, np.int64)
+    getattr(K, name + "_rows")(*args, status, 0, n)
+    return status
 
 
 # --- the algorithms -------------------------------------------------------------------------------
@@ -124,24 +154,29 @@ def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None):
     """tau = M(q) a + C(q, v) v + g(q) - sum J^T f_ext (RNEA). external_wrenches maps a frame
     name to a wrench [force; torque] acting at the frame origin, in local_world_aligned axes,
     or to (wrench, reference) with reference world / local / local_world_aligned."""
+    if not external_wrenches and _plain(q, model.nq) and _plain(v, model.nv) and _plain(a, model.nv):
+        tau = np.empty(model.nv)
+        if _RNEA.run(model.packed, q, v, a, _NO_EXT, tau, _scratch(model).work) == K.OK:
+            return tau
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
     v = _vector(v, model.nv, "v", n)
     a = _vector(a, model.nv, "a", n)
     ext = _external(model, external_wrenches, n)
-    qf, vf, af = _full_q(model, q), _full_v(model, v), _full_v(model, a)
-    tau = np.empty(qf.shape[:-1] + (model.nv_full,))
-    if n:
-        status = K.rnea_batch(model.packed, qf, vf, af, ext, tau, _threads(n, threads))
-    else:
-        status = K.rnea_one(model.packed, qf, vf, af, ext, tau, _scratch(model))
-    if _failed(status):
-        _raise_status(model, status, dict(q=q, v=v, a=a, external_wrenches=ext[..., K.F_WRENCH:]))
-    return _user_tau(model, tau)
+    tau = np.empty(q.shape[:-1] + (model.nv,))
+    status = _batch("rnea", n, threads, model.packed, q, v, a, ext, tau) if n \
+        else K.rnea(model.packed, q, v, a, ext, tau, _scratch(model).work)
+    _raise_status(model, status, dict(q=q, v=v, a=a, external_wrenches=ext[..., K.F_WRENCH:]))
+    return tau
 
 
 def gravity_torques(model, q, threads=None):
     """g(q): the torques that hold the robot still against gravity."""
+    if _plain(q, model.nq):
+        s = _scratch(model)
+        tau = np.empty(model.nv)
+        if _RNEA.run(model.packed, q, s.zero, s.zero, _NO_EXT, tau, s.work) == K.OK:
+            return tau
     q = np.asarray(q, dtype=np.float64)
     zero = np.zeros(q.shape[:-1] + (model.nv,))
     return inverse_dynamics(model, q, zero, zero, threads=threads)
@@ -149,20 +184,25 @@ def gravity_torques(model, q, threads=None):
 
 def bias_forces(model, q, v, threads=None):
     """C(q, v) v + g(q)."""
+    if _plain(v, model.nv):
+        return inverse_dynamics(model, q, v, _scratch(model).zero)
     v = np.asarray(v, dtype=np.float64)
     return inverse_dynamics(model, q, v, np.zeros(v.shape), threads=threads)
 
 
 def mass_matrix(model, q, threads=None):
     """M(q), joint-space inertia with armature on the diagonal (CRBA)."""
+    if _plain(q, model.nq):
+        M = np.empty((model.nv, model.nv))
+        if _CRBA.run(model.packed, q, M, _scratch(model).work) == K.OK:
+            return M
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
-    qf = _full_q(model, q)
-    M = np.empty(qf.shape[:-1] + (model.nv_full, model.nv_full))
-    status = K.crba_batch(model.packed, qf, M, _threads(n, threads)) if n else K.crba_one(model.packed, qf, M, _scratch(model))
-    if _failed(status):
-        _raise_status(model, status, dict(q=q))
-    return _user_matrix(model, M)
+    M = np.empty(q.shape[:-1] + (model.nv, model.nv))
+    status = _batch("crba", n, threads, model.packed, q, M) if n \
+        else K.crba(model.packed, q, M, _scratch(model).work)
+    _raise_status(model, status, dict(q=q))
+    return M
 
 
 def coriolis_matrix(model, q, v, threads=None):
@@ -170,17 +210,20 @@ def coriolis_matrix(model, q, v, threads=None):
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
     v = _vector(v, model.nv, "v", n)
-    qf, vf = _full_q(model, q), _full_v(model, v)
-    C = np.empty(qf.shape[:-1] + (model.nv_full, model.nv_full))
-    status = K.coriolis_batch(model.packed, qf, vf, C, _threads(n, threads)) if n \
-        else K.coriolis_one(model.packed, qf, vf, C, _scratch(model))
-    if _failed(status):
-        _raise_status(model, status, dict(q=q, v=v))
-    return _user_matrix(model, C)
+    C = np.empty(q.shape[:-1] + (model.nv, model.nv))
+    status = _batch("coriolis", n, threads, model.packed, q, v, C) if n \
+        else K.coriolis(model.packed, q, v, C, _scratch(model).work)
+    _raise_status(model, status, dict(q=q, v=v))
+    return C
 
 
 def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None):
     """qdd = M^-1 (tau + sum J^T f_ext - C v - g), by the articulated-body algorithm."""
+    if not external_wrenches and _plain(q, model.nq) and _plain(v, model.nv) and _plain(tau, model.nv):
+        s = _scratch(model)
+        qdd = np.zeros(model.nv)    # tau is only read: nothing is known
+        if _HYBRID.run(model.packed, q, v, s.nothing_known, qdd, tau, _NO_EXT, s.work) == K.OK:
+            return qdd
     known = np.zeros(np.shape(tau), bool)
     return hybrid_dynamics(model, q, v, known, np.zeros(np.shape(tau)), tau, external_wrenches, threads)[0]
 
@@ -188,70 +231,60 @@ def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None):
 def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches=None, threads=None):
     """Solve M qdd + b = tau where acceleration_known[k] says qdd[k] is given (tau[k] is
     sought) and otherwise tau[k] is given (qdd[k] is sought). Returns complete (qdd, tau)."""
+    nv = model.nv
+    if not external_wrenches and _plain(q, model.nq) and _plain(v, nv) and _plain(acceleration_known, nv, _BOOL) \
+            and _plain(qdd, nv) and _plain(tau, nv):
+        qdd, tau = qdd.copy(), tau.copy()
+        if _HYBRID.run(model.packed, q, v, acceleration_known, qdd, tau, _NO_EXT, _scratch(model).work) == K.OK:
+            return qdd, tau
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
-    v = _vector(v, model.nv, "v", n)
+    v = _vector(v, nv, "v", n)
     known = np.asarray(acceleration_known)
     if known.dtype != bool or known.shape != v.shape:
         raise ValueError(f"acceleration_known must be a boolean mask of shape {v.shape}, "
                          f"got {known.dtype} of shape {known.shape}")
-    qdd = _vector(qdd, model.nv, "qdd", n).copy()
-    tau = _vector(tau, model.nv, "tau", n).copy()
-    ext = _external(model, external_wrenches, n)
-    if model.has_mimic:
-        return _hybrid_dense(model, q, v, known, qdd, tau, ext, n)
     known = np.ascontiguousarray(known)
-    status = K.hybrid_batch(model.packed, q, v, known, qdd, tau, ext, _threads(n, threads)) \
-        if n else K.hybrid_one(model.packed, q, v, known, qdd, tau, ext, _scratch(model))
-    if _failed(status):
-        _raise_status(model, status, dict(q=q, v=v, qdd=qdd, tau=tau, external_wrenches=ext[..., K.F_WRENCH:]))
+    qdd = _vector(qdd, nv, "qdd", n).copy()
+    tau = _vector(tau, nv, "tau", n).copy()
+    ext = _external(model, external_wrenches, n)
+    status = _batch("hybrid", n, threads, model.packed, q, v, known, qdd, tau, ext) if n \
+        else K.hybrid(model.packed, q, v, known, qdd, tau, ext, _scratch(model).work)
+    _raise_status(model, status, dict(q=q, v=v, qdd=qdd, tau=tau, external_wrenches=ext[..., K.F_WRENCH:]))
     return qdd, tau
-
-
-def _hybrid_dense(model, q, v, known, qdd, tau, ext, n):
-    """Mimic joints couple coordinates, which the articulated-body recursion cannot: solve
-    the reduced system M_uu qdd_u = tau_u - b_u - M_uk qdd_k (seed 004 eq. 34) instead."""
-    Q, V, KNOWN, QDD, TAU = (x.reshape(-1, x.shape[-1]) for x in (q, v, known, qdd, tau))
-    EXT = ext if n else ext[None]
-    for s in range(len(Q)):
-        M, b = mass_matrix(model, Q[s]), _bias(model, Q[s], V[s], EXT[s])
-        k, u = KNOWN[s], ~KNOWN[s]
-        QDD[s, u] = np.linalg.solve(M[np.ix_(u, u)], TAU[s, u] - b[u] - M[np.ix_(u, k)] @ QDD[s, k])
-        TAU[s, k] = M[k] @ QDD[s] + b[k]
-    return qdd, tau
-
-
-def _bias(model, q, v, ext):
-    """C v + g - sum J^T f_ext for one state, external wrenches given as kernel rows."""
-    tau = np.empty(model.nv_full)
-    status = K.rnea_one(model.packed, _full_q(model, q), _full_v(model, v), np.zeros(model.nv_full), ext, tau,
-                        _scratch(model))
-    if status:
-        _raise_status(model, status, dict(q=q, v=v, external_wrenches=ext[:, K.F_WRENCH:]))
-    return _user_tau(model, tau)
 
 
 def _frame_kernel(model, q, frame, reference, threads):
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
     spec = _frame_spec(model, frame, reference)
-    qf = _full_q(model, q)
-    J = np.empty(qf.shape[:-1] + (6, model.nv_full))
-    H = np.empty(qf.shape[:-1] + (4, 4))
-    status = K.frame_jacobian_batch(model.packed, qf, spec, J, H, _threads(n, threads)) if n \
-        else K.frame_jacobian_one(model.packed, qf, spec, J, H, _scratch(model))
-    if _failed(status):
-        _raise_status(model, status, dict(q=q))
-    return (J @ model.mimic_map if model.has_mimic else J), H
+    J = np.empty(q.shape[:-1] + (6, model.nv))
+    H = np.empty(q.shape[:-1] + (4, 4))
+    status = _batch("frame_jacobian", n, threads, model.packed, q, spec, J, H) if n \
+        else K.frame_jacobian(model.packed, q, spec, J, H, _scratch(model).work)
+    _raise_status(model, status, dict(q=q))
+    return J, H
 
 
 def frame_placement(model, q, frame, threads=None):
     """4x4 homogeneous transform of a frame (link or joint name) in the world."""
+    if _plain(q, model.nq):
+        s = _scratch(model)
+        spec = s.specs.get((frame, "world"))
+        H = np.empty((4, 4))
+        if spec is not None and _JACOBIAN.run(model.packed, q, spec, s.J, H, s.work) == K.OK:
+            return H
     return _frame_kernel(model, q, frame, "world", threads)[1]
 
 
 def frame_jacobian(model, q, frame, reference="local_world_aligned", threads=None):
     """6 x nv Jacobian of a frame, rows [linear; angular], in the given reference."""
+    if _plain(q, model.nq):
+        s = _scratch(model)
+        spec = s.specs.get((frame, reference))
+        J = np.empty((6, model.nv))
+        if spec is not None and _JACOBIAN.run(model.packed, q, spec, J, s.H, s.work) == K.OK:
+            return J
     return _frame_kernel(model, q, frame, reference, threads)[0]
 
 
@@ -259,5 +292,7 @@ def wrench_to_joint_torques(model, q, frame, wrench, reference="local_world_alig
     """tau = J^T F (seed 002 eq. 37): the joint torques equivalent to a wrench F [force; torque]
     acting at the frame origin, F given in the same reference as the Jacobian."""
     J = frame_jacobian(model, q, frame, reference, threads)
+    if J.ndim == 2 and _plain(wrench, 6):
+        return wrench @ J
     F = _vector(wrench, 6, "wrench", J.shape[0] if J.ndim == 3 else 0)
     return np.einsum("...ij,...i->...j", J, F)

@@ -3,17 +3,24 @@
 Everything is expressed in the world frame at the world origin (as Pinocchio does in its
 `crba`/`aba`): a joint's motion subspace S is carried to the world once, children hand
 their forces and inertias to the parent without any transform, and the time derivative of
-a world-frame S is simply v_body x S. Spatial vectors are [linear; angular].
+a world-frame S is simply v_body x S. Spatial vectors are [linear; angular], handled as
+6-tuples (kept in registers); 3x3 rotations as row-major 9-tuples.
 
-Each algorithm is a per-state function over a workspace (no allocation inside), wrapped by
-an entry point for one state (`*_one`) and one for a batch (`*_batch`, prange over chunks,
-thread count as an argument so that `cache=True` holds).
+Kernels take and return the user's coordinates: a joint reads its q and v through the
+model's source/scale columns (mimic joints follow their leader) and adds its torque,
+times its scale, to its source's (tau = G^T tau_full, M = G^T M_full G).
 
-Status codes returned by the entry points: OK, NONFINITE (NaN/inf in an input) and
-BAD_QUATERNION (free-flyer quaternion far from unit norm).
+Each algorithm is one per-state function over a workspace W (a row of scratch per body,
+see `workspace`); it is also the single-state entry point. `*_rows` runs it over rows lo..hi
+of 2-D inputs on one thread; `*_batch` splits the rows over nthreads (prange over chunks,
+thread count as an argument so that `cache=True` holds). One thread goes straight to
+`*_rows`: calling a parallel function, even on a path without a parallel region, made a
+batch several times slower here.
+
+Status codes returned: OK, NONFINITE (NaN/inf in an input) and BAD_QUATERNION (free-flyer
+quaternion far from unit norm).
 """
 import os
-from collections import namedtuple
 
 # numba's OpenMP pool spins actively by default; on 2 cores that stalled every batch call ~16 ms
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -21,8 +28,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np  # noqa: E402
 from numba import njit, prange  # noqa: E402
 
-from .layout import (ARMATURE, AXIS, FREE, GRAVITY, INERTIA, IQ, IV, JTYPE, NV,  # noqa: E402
-                     PARENT, POS, PRISMATIC, ROT)
+from .layout import (ARMATURE, FREE, GRAVITY, INERTIA, JTYPE, MIMIC, NV, PARENT, POS,  # noqa: E402
+                     PRISMATIC, QOFF, QSCALE, QSRC, ROT, VSCALE, VSRC)
 
 OK, NONFINITE, BAD_QUATERNION = 0, 1, 2
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
@@ -30,63 +37,72 @@ WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 F_BODY, F_REF, F_ROT, F_POS, F_WRENCH = 0, 1, 2, 11, 14
 FRAME_COLS, EXT_COLS = 14, 20   # an external wrench row adds the wrench (6) to a frame spec
 
-fast = njit(cache=True, fastmath=False, error_model="numpy")
-parallel = njit(cache=True, parallel=True, error_model="numpy")
+# workspace columns, one row per body: world placement, world (then composite) inertia,
+# velocity, acceleration, force, bias acceleration, then per coordinate of the joint (up to 6)
+# S and U, 6x6 blocks, the joint's unknown coordinates, their u, and the root-to-body chain
+W_R, W_P, W_I, W_V, W_A, W_F, W_C = 0, 9, 12, 22, 28, 34, 40
+W_S, W_U, W_IA, W_D, W_DINV = 46, 82, 118, 154, 190
+W_UNK, W_NUNK, W_UU, W_CHAIN = 226, 232, 233, 239
+W_COLS = 240
 
-
-# --- small spatial algebra ---------------------------------------------------------------
-@fast
-def ndofs(jtype):
-    return 6 if jtype == FREE else 1
-
-
-@fast
-def cross_motion(m, n, out):
-    """out = m x n (spatial motion cross product, [lin; ang])."""
-    out[0] = m[4] * n[2] - m[5] * n[1] + m[1] * n[5] - m[2] * n[4]
-    out[1] = m[5] * n[0] - m[3] * n[2] + m[2] * n[3] - m[0] * n[5]
-    out[2] = m[3] * n[1] - m[4] * n[0] + m[0] * n[4] - m[1] * n[3]
-    out[3] = m[4] * n[5] - m[5] * n[4]
-    out[4] = m[5] * n[3] - m[3] * n[5]
-    out[5] = m[3] * n[4] - m[4] * n[3]
+fast = njit(cache=True, error_model="numpy", fastmath={"contract"})
+inline = njit(cache=True, error_model="numpy", fastmath={"contract"}, inline="always")
+parallel = njit(cache=True, parallel=True, error_model="numpy", fastmath={"contract"})
+ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+IDENTITY3 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
 
 @fast
-def cross_force_add(m, f, out):
-    """out += m x* f (spatial force cross product)."""
-    out[0] += m[4] * f[2] - m[5] * f[1]
-    out[1] += m[5] * f[0] - m[3] * f[2]
-    out[2] += m[3] * f[1] - m[4] * f[0]
-    out[3] += m[4] * f[5] - m[5] * f[4] + m[1] * f[2] - m[2] * f[1]
-    out[4] += m[5] * f[3] - m[3] * f[5] + m[2] * f[0] - m[0] * f[2]
-    out[5] += m[3] * f[4] - m[4] * f[3] + m[0] * f[1] - m[1] * f[0]
+def workspace(model):
+    """Scratch for one state: a row per body (W_COLS), then a row per user coordinate for the
+    dense system of mimic models (M | b | zeros | unknowns | x)."""
+    nb, nv = model.shape[0] - 1, int(model[-1, NV])
+    return np.empty((nb + nv, max(W_COLS, nv + 4)))
+
+
+# --- small spatial algebra on tuples --------------------------------------------------------
+@fast
+def get6(A, i, c):
+    return (A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5])
 
 
 @fast
-def inertia_times(I, m, out):
-    """out = I m for a 10-parameter inertia (mass, h, rotational inertia about the origin)."""
-    mass, hx, hy, hz = I[0], I[1], I[2], I[3]
-    out[0] = mass * m[0] - (hy * m[5] - hz * m[4])
-    out[1] = mass * m[1] - (hz * m[3] - hx * m[5])
-    out[2] = mass * m[2] - (hx * m[4] - hy * m[3])
-    out[3] = hy * m[2] - hz * m[1] + I[4] * m[3] + I[7] * m[4] + I[8] * m[5]
-    out[4] = hz * m[0] - hx * m[2] + I[7] * m[3] + I[5] * m[4] + I[9] * m[5]
-    out[5] = hx * m[1] - hy * m[0] + I[8] * m[3] + I[9] * m[4] + I[6] * m[5]
+def set6(A, i, c, x):
+    A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5] = x
 
 
 @fast
-def inertia_matrix(I, out):
-    """The 6x6 matrix of a 10-parameter inertia: [[m 1, -[h]], [[h], Ibar]]."""
-    out[:, :] = 0.0
-    for k in range(3):
-        out[k, k] = I[0]
-    hx, hy, hz = I[1], I[2], I[3]
-    out[0, 4], out[0, 5], out[1, 3], out[1, 5], out[2, 3], out[2, 4] = hz, -hy, -hz, hx, hy, -hx
-    out[4, 0], out[5, 0], out[3, 1], out[5, 1], out[3, 2], out[4, 2] = hz, -hy, -hz, hx, hy, -hx
-    out[3, 3], out[4, 4], out[5, 5] = I[4], I[5], I[6]
-    out[3, 4] = out[4, 3] = I[7]
-    out[3, 5] = out[5, 3] = I[8]
-    out[4, 5] = out[5, 4] = I[9]
+def get9(A, i, c):
+    return (A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5],
+            A[i, c + 6], A[i, c + 7], A[i, c + 8])
+
+
+@fast
+def set9(A, i, c, x):
+    A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5], A[i, c + 6], A[i, c + 7], A[i, c + 8] = x
+
+
+@fast
+def get10(A, i, c):
+    return (A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5],
+            A[i, c + 6], A[i, c + 7], A[i, c + 8], A[i, c + 9])
+
+
+@fast
+def set10(A, i, c, x):
+    A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5], A[i, c + 6], A[i, c + 7], \
+        A[i, c + 8], A[i, c + 9] = x
+
+
+@fast
+def plus(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5])
+
+
+@fast
+def axpy(s, x, y):
+    """s x + y."""
+    return (s * x[0] + y[0], s * x[1] + y[1], s * x[2] + y[2], s * x[3] + y[3], s * x[4] + y[4], s * x[5] + y[5])
 
 
 @fast
@@ -95,645 +111,673 @@ def dot6(a, b):
 
 
 @fast
-def all_finite(x):
-    for k in range(x.size):
-        if not np.isfinite(x.flat[k]):
+def cross3(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@fast
+def cross_motion(m, n):
+    """m x n (spatial motion cross product, [lin; ang])."""
+    return (m[4] * n[2] - m[5] * n[1] + m[1] * n[5] - m[2] * n[4],
+            m[5] * n[0] - m[3] * n[2] + m[2] * n[3] - m[0] * n[5],
+            m[3] * n[1] - m[4] * n[0] + m[0] * n[4] - m[1] * n[3],
+            m[4] * n[5] - m[5] * n[4],
+            m[5] * n[3] - m[3] * n[5],
+            m[3] * n[4] - m[4] * n[3])
+
+
+@fast
+def cross_force(m, f):
+    """m x* f (spatial force cross product)."""
+    return (m[4] * f[2] - m[5] * f[1],
+            m[5] * f[0] - m[3] * f[2],
+            m[3] * f[1] - m[4] * f[0],
+            m[4] * f[5] - m[5] * f[4] + m[1] * f[2] - m[2] * f[1],
+            m[5] * f[3] - m[3] * f[5] + m[2] * f[0] - m[0] * f[2],
+            m[3] * f[4] - m[4] * f[3] + m[0] * f[1] - m[1] * f[0])
+
+
+@fast
+def inertia_times(A, i, c, m):
+    """I m for the 10-parameter inertia A[i, c:c+10] (mass, h, rotational inertia about the origin)."""
+    mass, hx, hy, hz = A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3]
+    return (mass * m[0] - hy * m[5] + hz * m[4],
+            mass * m[1] - hz * m[3] + hx * m[5],
+            mass * m[2] - hx * m[4] + hy * m[3],
+            hy * m[2] - hz * m[1] + A[i, c + 4] * m[3] + A[i, c + 7] * m[4] + A[i, c + 8] * m[5],
+            hz * m[0] - hx * m[2] + A[i, c + 7] * m[3] + A[i, c + 5] * m[4] + A[i, c + 9] * m[5],
+            hx * m[1] - hy * m[0] + A[i, c + 8] * m[3] + A[i, c + 9] * m[4] + A[i, c + 6] * m[5])
+
+
+@fast
+def inertia_matrix(W, i, c):
+    """W[i, c:c+36] = the 6x6 matrix [[m 1, -[h]], [[h], Ibar]] of body i's inertia W[i, W_I:]."""
+    m, hx, hy, hz = W[i, W_I], W[i, W_I + 1], W[i, W_I + 2], W[i, W_I + 3]
+    xx, yy, zz, xy, xz, yz = W[i, W_I + 4], W[i, W_I + 5], W[i, W_I + 6], W[i, W_I + 7], W[i, W_I + 8], W[i, W_I + 9]
+    rows = ((m, 0.0, 0.0, 0.0, hz, -hy), (0.0, m, 0.0, -hz, 0.0, hx), (0.0, 0.0, m, hy, -hx, 0.0),
+            (0.0, -hz, hy, xx, xy, xz), (hz, 0.0, -hx, xy, yy, yz), (-hy, hx, 0.0, xz, yz, zz))
+    for r in range(6):
+        set6(W, i, c + 6 * r, rows[r])
+
+
+@fast
+def mat6_times(W, i, c, x):
+    """W[i, c:c+36] (a row-major 6x6) times x."""
+    return (dot6(get6(W, i, c), x), dot6(get6(W, i, c + 6), x), dot6(get6(W, i, c + 12), x),
+            dot6(get6(W, i, c + 18), x), dot6(get6(W, i, c + 24), x), dot6(get6(W, i, c + 30), x))
+
+
+@fast
+def matmul3(A, B):
+    return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6], A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
+            A[0] * B[2] + A[1] * B[5] + A[2] * B[8], A[3] * B[0] + A[4] * B[3] + A[5] * B[6],
+            A[3] * B[1] + A[4] * B[4] + A[5] * B[7], A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[3] + A[8] * B[6], A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
+            A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
+
+
+@fast
+def matvec3(A, x):
+    return (A[0] * x[0] + A[1] * x[1] + A[2] * x[2], A[3] * x[0] + A[4] * x[1] + A[5] * x[2],
+            A[6] * x[0] + A[7] * x[1] + A[8] * x[2])
+
+
+@fast
+def finite(x):
+    for k in range(x.shape[0]):
+        if not np.isfinite(x[k]):
             return False
     return True
 
 
+@fast
+def finite_rows(x):
+    for k in range(x.shape[0]):
+        if not finite(x[k]):
+            return False
+    return True
+
+
+# --- the model's columns ------------------------------------------------------------------
+@fast
+def parent(model, i):
+    return int(model[i, PARENT])
+
+
+@fast
+def ndofs(model, i):
+    return 6 if model[i, JTYPE] == FREE else 1
+
+
+@fast
+def user_v(model, i, d):
+    """Index in the user's v (and tau) of coordinate d of body i's joint."""
+    return int(model[i, VSRC]) + d
+
+
+@fast
+def add_torque(model, i, d, value, tau):
+    """tau += G^T of coordinate d of body i's joint getting `value`."""
+    tau[user_v(model, i, d)] += model[i, VSCALE] * value
+
+
+@fast
+def root_acceleration(model):
+    """Gravity as a fictitious upward acceleration of the base (seed 004 note 6)."""
+    g = model.shape[0] - 1
+    return (-model[g, GRAVITY], -model[g, GRAVITY + 1], -model[g, GRAVITY + 2], 0.0, 0.0, 0.0)
+
+
 # --- kinematics ------------------------------------------------------------------------------
 @fast
-def joint_rotation(model, i, q, R):
-    """R = R_tree R_J(q) of body i's joint in its parent (Rodrigues about the joint axis)."""
-    ax, ay, az = model[i, AXIS], model[i, AXIS + 1], model[i, AXIS + 2]
-    if model[i, JTYPE] == PRISMATIC:
-        for r in range(3):
-            for c in range(3):
-                R[r, c] = model[i, ROT + 3 * r + c]
-        return
-    th = q[int(model[i, IQ])]
+def rotate_z(A, th):
+    """A R_z(th): row a -> (c a0 + s a1, c a1 - s a0, a2)."""
     s, c = np.sin(th), np.cos(th)
-    t = 1.0 - c
-    J = ((t * ax * ax + c, t * ax * ay - s * az, t * ax * az + s * ay),
-         (t * ax * ay + s * az, t * ay * ay + c, t * ay * az - s * ax),
-         (t * ax * az - s * ay, t * ay * az + s * ax, t * az * az + c))
-    for r in range(3):
-        for col in range(3):
-            R[r, col] = (model[i, ROT + 3 * r] * J[0][col] + model[i, ROT + 3 * r + 1] * J[1][col]
-                         + model[i, ROT + 3 * r + 2] * J[2][col])
+    return (c * A[0] + s * A[1], c * A[1] - s * A[0], A[2], c * A[3] + s * A[4], c * A[4] - s * A[3], A[5],
+            c * A[6] + s * A[7], c * A[7] - s * A[6], A[8])
+
+
+@inline
+def world_inertia(R, p, I):
+    """A body inertia I (10 parameters, body frame) carried to the world origin (seed 004
+    eq. 22): h = R h_b + m p, Ibar = R Ibar_b R^T - (p y^T + y p^T) + 2 (y.p) 1
+    - m (p p^T - |p|^2 1), y = R h_b."""
+    m = I[0]
+    y = matvec3(R, (I[1], I[2], I[3]))
+    T = matmul3((I[4], I[7], I[8], I[7], I[5], I[9], I[8], I[9], I[6]), (R[0], R[3], R[6], R[1], R[4], R[7], R[2], R[5], R[8]))
+    d = 2.0 * (y[0] * p[0] + y[1] * p[1] + y[2] * p[2]) + m * (p[0] * p[0] + p[1] * p[1] + p[2] * p[2])
+    h = (y[0] + m * p[0], y[1] + m * p[1], y[2] + m * p[2])
+    return (m, h[0], h[1], h[2],
+            R[0] * T[0] + R[1] * T[3] + R[2] * T[6] - 2.0 * p[0] * y[0] - m * p[0] * p[0] + d,
+            R[3] * T[1] + R[4] * T[4] + R[5] * T[7] - 2.0 * p[1] * y[1] - m * p[1] * p[1] + d,
+            R[6] * T[2] + R[7] * T[5] + R[8] * T[8] - 2.0 * p[2] * y[2] - m * p[2] * p[2] + d,
+            R[0] * T[1] + R[1] * T[4] + R[2] * T[7] - p[0] * y[1] - y[0] * p[1] - m * p[0] * p[1],
+            R[0] * T[2] + R[1] * T[5] + R[2] * T[8] - p[0] * y[2] - y[0] * p[2] - m * p[0] * p[2],
+            R[3] * T[2] + R[4] * T[5] + R[5] * T[8] - p[1] * y[2] - y[1] * p[2] - m * p[1] * p[2])
 
 
 @fast
-def kinematics(model, q, oR, op, S, Iw, R):
-    """World placement (oR, op) of every body, world motion subspace S of every coordinate and
-    world inertia Iw of every body (seed 003: PoE placement; seed 004 eq. 22 for inertia).
-    Returns BAD_QUATERNION for a free flyer whose quaternion is not unit."""
-    nb = model.shape[0] - 1
-    for i in range(nb):
-        p, iq, iv, jt = int(model[i, PARENT]), int(model[i, IQ]), int(model[i, IV]), model[i, JTYPE]
-        if jt == FREE:
+def quaternion_matrix(x, y, z, w):
+    return (1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w),
+            2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w),
+            2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y))
+
+
+@fast
+def kinematics(model, q, W, body=-1):
+    """World placement (R, p) of every body's joint frame, the world S of their coordinates
+    and their world inertias, or only the placements and S from the root to `body` (seed 003: PoE
+    placement; seed 004 eq. 22 for the inertia). A revolute joint's S is [p x u; u] for its
+    world z axis u through p, a prismatic one's [u; 0]; the free flyer (at the root) has the
+    body axes as columns.
+    Returns BAD_QUATERNION for a free flyer whose quaternion is not unit.
+    (Per-body work is written out here rather than in a function taking arrays: numba keeps
+    reference counting around such calls, which costs more than the arithmetic.)"""
+    n = model.shape[0] - 1
+    if body >= 0:   # the chain, root last, in W_CHAIN
+        n, j = 0, body
+        while j >= 0:
+            W[n, W_CHAIN] = j
+            n, j = n + 1, parent(model, j)
+    for c in range(n):
+        i = int(W[n - 1 - c, W_CHAIN]) if body >= 0 else c
+        par, jt, iq = parent(model, i), model[i, JTYPE], int(model[i, QSRC])
+        Rp = get9(W, par, W_R) if par >= 0 else IDENTITY3
+        pp = (W[par, W_P], W[par, W_P + 1], W[par, W_P + 2]) if par >= 0 else (0.0, 0.0, 0.0)
+        A = matmul3(Rp, get9(model, i, ROT))
+        u = (A[2], A[5], A[8])      # the joint axis z, in the world
+        th = q[iq] * model[i, QSCALE] + model[i, QOFF]
+        t = matvec3(Rp, (model[i, POS], model[i, POS + 1], model[i, POS + 2]))
+        p = (pp[0] + t[0], pp[1] + t[1], pp[2] + t[2])
+        if jt == PRISMATIC:
+            R, p = A, (p[0] + th * u[0], p[1] + th * u[1], p[2] + th * u[2])
+            set6(W, i, W_S, u + (0.0, 0.0, 0.0))
+        elif jt == FREE:
             x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-            n2 = x * x + y * y + z * z + w * w
-            if abs(n2 - 1.0) > 1e-6:
+            if abs(x * x + y * y + z * z + w * w - 1.0) > 1e-6:
                 return BAD_QUATERNION
-            R[0, 0], R[0, 1], R[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
-            R[1, 0], R[1, 1], R[1, 2] = 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
-            R[2, 0], R[2, 1], R[2, 2] = 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
-            local = (q[iq], q[iq + 1], q[iq + 2])
+            R, p = quaternion_matrix(x, y, z, w), (q[iq], q[iq + 1], q[iq + 2])
+            for d in range(3):
+                u = (R[d], R[3 + d], R[6 + d])
+                set6(W, i, W_S + 6 * d, u + (0.0, 0.0, 0.0))
+                set6(W, i, W_S + 18 + 6 * d, cross3(p, u) + u)
         else:
-            joint_rotation(model, i, q, R)
-            d = q[iq] if jt == PRISMATIC else 0.0
-            local = (model[i, POS] + d * (model[i, ROT] * model[i, AXIS] + model[i, ROT + 1] * model[i, AXIS + 1]
-                                          + model[i, ROT + 2] * model[i, AXIS + 2]),
-                     model[i, POS + 1] + d * (model[i, ROT + 3] * model[i, AXIS] + model[i, ROT + 4] * model[i, AXIS + 1]
-                                              + model[i, ROT + 5] * model[i, AXIS + 2]),
-                     model[i, POS + 2] + d * (model[i, ROT + 6] * model[i, AXIS] + model[i, ROT + 7] * model[i, AXIS + 1]
-                                              + model[i, ROT + 8] * model[i, AXIS + 2]))
-        for r in range(3):
-            if p < 0:
-                op[i, r] = local[r]
-                for c in range(3):
-                    oR[i, r, c] = R[r, c]
-            else:
-                op[i, r] = op[p, r] + oR[p, r, 0] * local[0] + oR[p, r, 1] * local[1] + oR[p, r, 2] * local[2]
-                for c in range(3):
-                    oR[i, r, c] = oR[p, r, 0] * R[0, c] + oR[p, r, 1] * R[1, c] + oR[p, r, 2] * R[2, c]
-        motion_subspace(model, i, iv, jt, oR[i], op[i], S)
-        world_inertia(model, i, oR[i], op[i], Iw[i])
+            R = rotate_z(A, th)
+            set6(W, i, W_S, cross3(p, u) + u)
+        set9(W, i, W_R, R)
+        W[i, W_P], W[i, W_P + 1], W[i, W_P + 2] = p
+        if body < 0:
+            set10(W, i, W_I, world_inertia(R, p, get10(model, i, INERTIA)))
     return OK
 
 
 @fast
-def motion_subspace(model, i, iv, jt, oR, op, S):
-    """World-frame S of body i's coordinates: [p x w; w] for rotation about w through p,
-    [d; 0] for sliding along d; the free flyer's six columns are the body axes."""
-    for k in range(ndofs(jt)):
-        if jt == FREE:
-            u = (oR[0, k % 3], oR[1, k % 3], oR[2, k % 3])
-            rotates = k >= 3
-        else:
-            ax, ay, az = model[i, AXIS], model[i, AXIS + 1], model[i, AXIS + 2]
-            u = (oR[0, 0] * ax + oR[0, 1] * ay + oR[0, 2] * az,
-                 oR[1, 0] * ax + oR[1, 1] * ay + oR[1, 2] * az,
-                 oR[2, 0] * ax + oR[2, 1] * ay + oR[2, 2] * az)
-            rotates = jt != PRISMATIC
-        s = S[iv + k]
-        if rotates:
-            s[0], s[1], s[2] = op[1] * u[2] - op[2] * u[1], op[2] * u[0] - op[0] * u[2], op[0] * u[1] - op[1] * u[0]
-            s[3], s[4], s[5] = u[0], u[1], u[2]
-        else:
-            s[0], s[1], s[2], s[3], s[4], s[5] = u[0], u[1], u[2], 0.0, 0.0, 0.0
-
-
-@fast
-def world_inertia(model, i, oR, op, out):
-    """Body inertia carried to the world origin: h = R h_b + m p,
-    Ibar = R Ibar_b R^T - (p y^T + y p^T) + 2 (y.p) 1 - m (p p^T - |p|^2 1), y = R h_b."""
-    m = model[i, INERTIA]
-    hb = (model[i, INERTIA + 1], model[i, INERTIA + 2], model[i, INERTIA + 3])
-    Ib = ((model[i, INERTIA + 4], model[i, INERTIA + 7], model[i, INERTIA + 8]),
-          (model[i, INERTIA + 7], model[i, INERTIA + 5], model[i, INERTIA + 9]),
-          (model[i, INERTIA + 8], model[i, INERTIA + 9], model[i, INERTIA + 6]))
-    y0 = oR[0, 0] * hb[0] + oR[0, 1] * hb[1] + oR[0, 2] * hb[2]
-    y1 = oR[1, 0] * hb[0] + oR[1, 1] * hb[1] + oR[1, 2] * hb[2]
-    y2 = oR[2, 0] * hb[0] + oR[2, 1] * hb[1] + oR[2, 2] * hb[2]
-    y, p = (y0, y1, y2), (op[0], op[1], op[2])
-    yp, pp = y0 * p[0] + y1 * p[1] + y2 * p[2], p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
-    out[0] = m
-    for r in range(3):
-        out[1 + r] = y[r] + m * p[r]
-    for k in range(6):      # entries xx yy zz xy xz yz
-        r, c = (0, 1, 2, 0, 0, 1)[k], (0, 1, 2, 1, 2, 2)[k]
-        rot = 0.0
-        for a in range(3):
-            rot += oR[r, a] * (Ib[a][0] * oR[c, 0] + Ib[a][1] * oR[c, 1] + Ib[a][2] * oR[c, 2])
-        diag = 2.0 * yp + m * pp if r == c else 0.0
-        out[4 + k] = rot - (p[r] * y[c] + y[r] * p[c]) - m * p[r] * p[c] + diag
-
-
-@fast
-def frame_in_world(spec, oR, op, R, p):
+def frame_in_world(spec, W):
     """World placement (R, p) of the frame described by a spec row; body -1 is the world."""
     b = int(spec[F_BODY])
-    for r in range(3):
-        p[r] = spec[F_POS + r] if b < 0 else op[b, r]
-        for c in range(3):
-            if b < 0:
-                R[r, c] = spec[F_ROT + 3 * r + c]
-            else:
-                R[r, c] = (oR[b, r, 0] * spec[F_ROT + c] + oR[b, r, 1] * spec[F_ROT + 3 + c]
-                           + oR[b, r, 2] * spec[F_ROT + 6 + c])
-        if b >= 0:
-            p[r] += oR[b, r, 0] * spec[F_POS] + oR[b, r, 1] * spec[F_POS + 1] + oR[b, r, 2] * spec[F_POS + 2]
+    R = (spec[F_ROT], spec[F_ROT + 1], spec[F_ROT + 2], spec[F_ROT + 3], spec[F_ROT + 4], spec[F_ROT + 5],
+         spec[F_ROT + 6], spec[F_ROT + 7], spec[F_ROT + 8])
+    p = (spec[F_POS], spec[F_POS + 1], spec[F_POS + 2])
+    if b < 0:
+        return R, p
+    Rb = get9(W, b, W_R)
+    t = matvec3(Rb, p)
+    return matmul3(Rb, R), (W[b, W_P] + t[0], W[b, W_P + 1] + t[1], W[b, W_P + 2] + t[2])
 
 
 @fast
-def add_external_wrenches(ext, oR, op, R, p, f):
-    """f[body] -= wrench carried to the world origin, from the frame it is given in."""
+def subtract_external_wrenches(ext, W):
+    """W[body, W_F] -= each wrench carried to the world origin from the frame it is given in."""
     for e in range(ext.shape[0]):
         b = int(ext[e, F_BODY])
         if b < 0:
             continue
-        frame_in_world(ext[e], oR, op, R, p)
-        f0, f1, f2 = f[b, 0], f[b, 1], f[b, 2]
-        w, ref = ext[e, F_WRENCH:F_WRENCH + 6], ext[e, F_REF]
-        for r in range(3):
-            if ref == LOCAL:     # rotate the frame's axes onto the world's
-                f[b, r] -= R[r, 0] * w[0] + R[r, 1] * w[1] + R[r, 2] * w[2]
-                f[b, 3 + r] -= R[r, 0] * w[3] + R[r, 1] * w[4] + R[r, 2] * w[5]
-            else:
-                f[b, r] -= w[r]
-                f[b, 3 + r] -= w[3 + r]
-        if ref != WORLD:         # applied at the frame origin p: n_o = n + p x force
-            fx, fy, fz = f[b, 0] - f0, f[b, 1] - f1, f[b, 2] - f2
-            f[b, 3] += p[1] * fz - p[2] * fy
-            f[b, 4] += p[2] * fx - p[0] * fz
-            f[b, 5] += p[0] * fy - p[1] * fx
-
-
-# --- workspace -----------------------------------------------------------------------------
-Work = namedtuple("Work", "oR op S Iw vel acc f Ia U R p s6 t6 D Dinv unknown n_unknown u")
-# unknown / n_unknown hold small integers as floats: the whole workspace is one float buffer
-
-
-@fast
-def workspace_size(model):
-    nb, nv = model.shape[0] - 1, int(model[-1, NV])
-    return 119 * nb + 13 * nv + 60
-
-
-@fast
-def take(buf, at, n):
-    """The next n floats of buf after position at, and the new position."""
-    return buf[at:at + n], at + n
-
-
-@fast
-def workspace(model, buf):
-    """Per-state scratch carved out of one flat buffer of workspace_size (views, no allocation)."""
-    nb, nv = model.shape[0] - 1, int(model[-1, NV])
-    oR, at = take(buf, 0, 9 * nb)
-    op, at = take(buf, at, 3 * nb)
-    S, at = take(buf, at, 6 * nv)
-    Iw, at = take(buf, at, 10 * nb)
-    vel, at = take(buf, at, 6 * nb)
-    acc, at = take(buf, at, 6 * nb)
-    f, at = take(buf, at, 6 * nb)
-    Ia, at = take(buf, at, 36 * nb)
-    U, at = take(buf, at, 6 * nv)
-    R, at = take(buf, at, 9)
-    p, at = take(buf, at, 3)
-    s6, at = take(buf, at, 6)
-    t6, at = take(buf, at, 6)
-    D, at = take(buf, at, 36)
-    Dinv, at = take(buf, at, 36 * nb)
-    unknown, at = take(buf, at, 6 * nb)
-    n_unknown, at = take(buf, at, nb)
-    u, at = take(buf, at, nv)
-    return Work(oR.reshape((nb, 3, 3)), op.reshape((nb, 3)), S.reshape((nv, 6)), Iw.reshape((nb, 10)),
-                vel.reshape((nb, 6)), acc.reshape((nb, 6)), f.reshape((nb, 6)), Ia.reshape((nb, 6, 6)),
-                U.reshape((nv, 6)), R.reshape((3, 3)), p, s6, t6, D.reshape((6, 6)), Dinv.reshape((nb, 6, 6)),
-                unknown.reshape((nb, 6)), n_unknown, u)
-
-
-@fast
-def start(model, q, w):
-    """Common first step: kinematics, or the reason it cannot be done."""
-    return kinematics(model, q, w.oR, w.op, w.S, w.Iw, w.R)
-
-
-@fast
-def body_velocity(model, i, S, v, vel, sqd):
-    """vel[i] = vel[parent] + S qd (seed 004 eq. 37, world frame); sqd gets S qd."""
-    par, iv = int(model[i, PARENT]), int(model[i, IV])
-    for k in range(6):
-        sqd[k] = 0.0
-    for d in range(ndofs(model[i, JTYPE])):
-        for k in range(6):
-            sqd[k] += S[iv + d, k] * v[iv + d]
-    for k in range(6):
-        vel[i, k] = sqd[k] + (vel[par, k] if par >= 0 else 0.0)
-
-
-@fast
-def root_acceleration(model, k):
-    """Gravity as a fictitious upward acceleration of the base (seed 004 note 6)."""
-    return -model[model.shape[0] - 1, GRAVITY + k] if k < 3 else 0.0
+        R, p = frame_in_world(ext[e], W)
+        f = (ext[e, F_WRENCH], ext[e, F_WRENCH + 1], ext[e, F_WRENCH + 2])
+        n = (ext[e, F_WRENCH + 3], ext[e, F_WRENCH + 4], ext[e, F_WRENCH + 5])
+        ref = ext[e, F_REF]
+        if ref == LOCAL:         # rotate the frame's axes onto the world's
+            f, n = matvec3(R, f), matvec3(R, n)
+        if ref != WORLD:         # applied at the frame origin p: n_o = n + p x f
+            pf = cross3(p, f)
+            n = (n[0] + pf[0], n[1] + pf[1], n[2] + pf[2])
+        set6(W, b, W_F, axpy(-1.0, f + n, get6(W, b, W_F)))
 
 
 # --- inverse dynamics --------------------------------------------------------------------------
 @fast
-def rnea(model, q, v, a, ext, tau, w):
-    """Recursive Newton-Euler (seed 000; seed 004 table 2), in the world frame:
-    v_i = v_p + S qd, a_i = a_p + S qdd + v_p x S qd, f_i = I a_i + v_i x* I v_i - f_ext,
-    tau = S^T f_i + armature qdd, f_p += f_i."""
-    if not (all_finite(q) and all_finite(v) and all_finite(a) and all_finite(ext)):
+def rnea(model, q, v, a, ext, tau, W):
+    """Inverse dynamics tau = M a + C v + g - J^T f_ext of one state (see `newton_euler`)."""
+    if not (finite(q) and finite(v) and finite(a) and finite_rows(ext)):
         return NONFINITE
-    status = start(model, q, w)
-    if status != OK:
-        return status
-    S, vel, acc, f, sqd, h = w.S, w.vel, w.acc, w.f, w.s6, w.t6
-    nb = model.shape[0] - 1
-    for i in range(nb):
-        par, iv = int(model[i, PARENT]), int(model[i, IV])
-        body_velocity(model, i, S, v, vel, sqd)
-        for k in range(6):
-            acc[i, k] = root_acceleration(model, k) if par < 0 else acc[par, k]
-        for d in range(ndofs(model[i, JTYPE])):
-            for k in range(6):
-                acc[i, k] += S[iv + d, k] * a[iv + d]
-        if par >= 0:
-            cross_motion(vel[par], sqd, h)
-            for k in range(6):
-                acc[i, k] += h[k]
-        inertia_times(w.Iw[i], vel[i], h)
-        inertia_times(w.Iw[i], acc[i], f[i])
-        cross_force_add(vel[i], h, f[i])
-    add_external_wrenches(ext, w.oR, w.op, w.R, w.p, f)
-    for i in range(nb - 1, -1, -1):
-        par, iv = int(model[i, PARENT]), int(model[i, IV])
-        for d in range(ndofs(model[i, JTYPE])):
-            tau[iv + d] = dot6(S[iv + d], f[i]) + model[i, ARMATURE] * a[iv + d]
-        if par >= 0:
-            for k in range(6):
-                f[par, k] += f[i, k]
-    return OK
+    status = kinematics(model, q, W)
+    if status == OK:
+        newton_euler(model, v, a, ext, tau, W)
+    return status
 
 
 @fast
-def rnea_one(model, q, v, a, ext, tau, buf):
-    return rnea(model, q, v, a, ext, tau, workspace(model, buf))
+def newton_euler(model, v, a, ext, tau, W):
+    """Recursive Newton-Euler (seed 000; seed 004 table 2), in the world frame, after
+    `kinematics`: v_i = v_p + S qd, a_i = a_p + S qdd + v_p x S qd,
+    f_i = I a_i + v_i x* I v_i - f_ext, tau = S^T f_i + armature qdd, f_p += f_i."""
+    nb = model.shape[0] - 1
+    for i in range(nb):
+        par = parent(model, i)
+        vp = get6(W, par, W_V) if par >= 0 else ZERO6
+        ap = get6(W, par, W_A) if par >= 0 else root_acceleration(model)
+        vJ, aJ = ZERO6, ZERO6   # S qd, S qdd
+        for d in range(ndofs(model, i)):
+            S, k = get6(W, i, W_S + 6 * d), user_v(model, i, d)
+            vJ, aJ = axpy(v[k] * model[i, VSCALE], S, vJ), axpy(a[k] * model[i, VSCALE], S, aJ)
+        vi = plus(vp, vJ)
+        ai = plus(plus(ap, aJ), cross_motion(vp, vJ))
+        set6(W, i, W_V, vi)
+        set6(W, i, W_A, ai)
+        set6(W, i, W_F, plus(inertia_times(W, i, W_I, ai), cross_force(vi, inertia_times(W, i, W_I, vi))))
+    subtract_external_wrenches(ext, W)
+    tau[:] = 0.0
+    for i in range(nb - 1, -1, -1):
+        par, fi = parent(model, i), get6(W, i, W_F)
+        for d in range(ndofs(model, i)):
+            qdd = a[user_v(model, i, d)] * model[i, VSCALE]
+            add_torque(model, i, d, dot6(get6(W, i, W_S + 6 * d), fi) + model[i, ARMATURE] * qdd, tau)
+        if par >= 0:
+            set6(W, par, W_F, plus(get6(W, par, W_F), fi))
 
 
 @fast
 def rnea_rows(model, Q, V, A, EXT, TAU, status, lo, hi):
-    w = workspace(model, np.empty(workspace_size(model)))
+    W = workspace(model)
     for s in range(lo, hi):
-        status[s] = rnea(model, Q[s], V[s], A[s], EXT[s], TAU[s], w)
+        status[s] = rnea(model, Q[s], V[s], A[s], EXT[s], TAU[s], W)
 
 
 @parallel
 def rnea_batch(model, Q, V, A, EXT, TAU, nthreads):
     status = np.zeros(len(Q), np.int64)
-    if nthreads == 1:      # no parallel region at all: starting one costs more than small batches take
-        rnea_rows(model, Q, V, A, EXT, TAU, status, 0, len(Q))
-    else:
-        for t in prange(nthreads):
-            rnea_rows(model, Q, V, A, EXT, TAU, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
+    for t in prange(nthreads):
+        rnea_rows(model, Q, V, A, EXT, TAU, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
     return status
 
 
 # --- mass matrix -----------------------------------------------------------------------------
 @fast
-def crba(model, q, M, w):
-    """Composite-rigid-body algorithm in the world frame: Ic_p += Ic_i, F = Ic_i S_i,
-    M[j, i] = S_j^T F for j on the path from i to the root (the M(q) of seed 002 eq. 9)."""
-    if not all_finite(q):
+def crba(model, q, M, W):
+    """Mass matrix M(q) of one state (see `composite_inertia`)."""
+    if not finite(q):
         return NONFINITE
-    status = start(model, q, w)
-    if status != OK:
-        return status
-    S, Ic, F = w.S, w.Iw, w.s6
-    M[:, :] = 0.0       # bodies on different branches do not couple
-    for i in range(model.shape[0] - 2, -1, -1):
-        par, iv = int(model[i, PARENT]), int(model[i, IV])
-        for d in range(ndofs(model[i, JTYPE])):
-            inertia_times(Ic[i], S[iv + d], F)
-            j = i
-            while j >= 0:
-                jv = int(model[j, IV])
-                for e in range(ndofs(model[j, JTYPE])):
-                    M[jv + e, iv + d] = M[iv + d, jv + e] = dot6(S[jv + e], F)
-                j = int(model[j, PARENT])
-            M[iv + d, iv + d] += model[i, ARMATURE]
-        if par >= 0:
-            for k in range(10):
-                Ic[par, k] += Ic[i, k]
-    return OK
+    status = kinematics(model, q, W)
+    if status == OK:
+        composite_inertia(model, M, W)
+    return status
 
 
 @fast
-def crba_one(model, q, M, buf):
-    return crba(model, q, M, workspace(model, buf))
+def add_symmetric(M, a, b, x):
+    """M[a, b] += x and M[b, a] += x (twice x on the diagonal: a mimic joint below its leader)."""
+    M[a, b] += x
+    M[b, a] += x
+
+
+@fast
+def composite_inertia(model, M, W):
+    """Composite-rigid-body algorithm in the world frame, after `kinematics`: Ic_p += Ic_i,
+    F = Ic_i S_i, M_ji = S_j^T F for j on the path from i to the root (the M(q) of seed 002
+    eq. 9), plus armature on the diagonal. Turns W's inertias into composite ones."""
+    M[:, :] = 0.0       # bodies on different branches do not couple
+    for i in range(model.shape[0] - 2, -1, -1):
+        par, si = parent(model, i), model[i, VSCALE]
+        for d in range(ndofs(model, i)):
+            F = inertia_times(W, i, W_I, get6(W, i, W_S + 6 * d))
+            a = user_v(model, i, d)
+            M[a, a] += si * si * (dot6(get6(W, i, W_S + 6 * d), F) + model[i, ARMATURE])
+            for e in range(d):     # the rest of the joint's own block (free flyer)
+                add_symmetric(M, a, user_v(model, i, e), dot6(get6(W, i, W_S + 6 * e), F))
+            j = par
+            while j >= 0:
+                for e in range(ndofs(model, j)):
+                    x = si * model[j, VSCALE] * dot6(get6(W, j, W_S + 6 * e), F)
+                    add_symmetric(M, a, user_v(model, j, e), x)
+                j = parent(model, j)
+        if par >= 0:
+            for k in range(10):
+                W[par, W_I + k] += W[i, W_I + k]
 
 
 @fast
 def crba_rows(model, Q, M, status, lo, hi):
-    w = workspace(model, np.empty(workspace_size(model)))
+    W = workspace(model)
     for s in range(lo, hi):
-        status[s] = crba(model, Q[s], M[s], w)
+        status[s] = crba(model, Q[s], M[s], W)
 
 
 @parallel
 def crba_batch(model, Q, M, nthreads):
     status = np.zeros(len(Q), np.int64)
-    if nthreads == 1:      # no parallel region at all: starting one costs more than small batches take
-        crba_rows(model, Q, M, status, 0, len(Q))
-    else:
-        for t in prange(nthreads):
-            crba_rows(model, Q, M, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
+    for t in prange(nthreads):
+        crba_rows(model, Q, M, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
     return status
 
 
 # --- forward and hybrid dynamics --------------------------------------------------------------
 @fast
-def invert_spd(D, n, out):
-    """out[:n, :n] = inverse of the symmetric positive definite D[:n, :n] (Gauss-Jordan)."""
-    for r in range(n):
-        for c in range(n):
-            out[r, c] = 1.0 if r == c else 0.0
-    for k in range(n):
-        piv = 1.0 / D[k, k]
-        for c in range(n):
-            D[k, c] *= piv
-            out[k, c] *= piv
-        for r in range(n):
+def invert_spd(W, i, m):
+    """W[i, W_DINV] = inverse of the symmetric positive definite m x m block W[i, W_D]
+    (Gauss-Jordan, in place; rows of 6)."""
+    for r in range(m):
+        for c in range(m):
+            W[i, W_DINV + 6 * r + c] = 1.0 if r == c else 0.0
+    for k in range(m):
+        piv = 1.0 / W[i, W_D + 7 * k]
+        for c in range(m):
+            W[i, W_D + 6 * k + c] *= piv
+            W[i, W_DINV + 6 * k + c] *= piv
+        for r in range(m):
             if r != k:
-                fac = D[r, k]
-                for c in range(n):
-                    D[r, c] -= fac * D[k, c]
-                    out[r, c] -= fac * out[k, c]
+                fac = W[i, W_D + 6 * r + k]
+                for c in range(m):
+                    W[i, W_D + 6 * r + c] -= fac * W[i, W_D + 6 * k + c]
+                    W[i, W_DINV + 6 * r + c] -= fac * W[i, W_DINV + 6 * k + c]
 
 
 @fast
-def mat6_times(A, x, k):
-    return A[k, 0] * x[0] + A[k, 1] * x[1] + A[k, 2] * x[2] + A[k, 3] * x[3] + A[k, 4] * x[4] + A[k, 5] * x[5]
-
-
-@fast
-def hybrid(model, q, v, known, qdd, tau, ext, w):
-    """Articulated-body hybrid dynamics (seed 004 section 2.3, eqs. 51-52): coordinates with
-    known[k] keep qdd[k] and get tau[k]; the others keep tau[k] and get qdd[k]. With nothing
-    known it is Featherstone's ABA (seed 004 table 3; seed 001). World frame; per joint, over
-    its unknown columns S_u: U = Ia S_u, D = S_u^T U + armature, u = tau_u - S_u^T pA; the
-    parent gets Pa = Ia - U D^-1 U^T and pa = pA + Pa c + U D^-1 u, where c = v_p x S qd
-    plus S_k qdd_k of the known columns. Forward: qdd_u = D^-1 (u - U^T a'), and
-    tau_k = S_k^T (Ia a + pA) + armature qdd_k for the known ones."""
-    if not (all_finite(q) and all_finite(v) and all_finite(qdd) and all_finite(tau) and all_finite(ext)):
+def hybrid(model, q, v, known, qdd, tau, ext, W):
+    """Hybrid dynamics of one state: coordinates with known[k] keep qdd[k] and get tau[k];
+    the others keep tau[k] (never written) and get qdd[k]. With nothing known it is forward
+    dynamics. Mimic joints couple coordinates, which the articulated-body recursion cannot
+    handle: models with them solve the reduced dense system instead."""
+    if not (finite(q) and finite(v) and finite(qdd) and finite(tau) and finite_rows(ext)):
         return NONFINITE
-    status = start(model, q, w)
-    if status != OK:
-        return status
-    S, vel, c, pA, Ia, U, u = w.S, w.vel, w.f, w.acc, w.Ia, w.U, w.u
-    unknown, n_unknown, D, Dinv, sqd = w.unknown, w.n_unknown, w.D, w.Dinv, w.s6
+    status = kinematics(model, q, W)
+    if status == OK:
+        if model[-1, MIMIC]:
+            reduced_hybrid(model, v, known, qdd, tau, ext, W)
+        else:
+            articulated_body(model, v, known, qdd, tau, ext, W)
+    return status
+
+
+@fast
+def articulated_body(model, v, known, qdd, tau, ext, W):
+    """Articulated-body hybrid dynamics (seed 004 section 2.3, eqs. 51-52), after `kinematics`;
+    with nothing known it is Featherstone's ABA (seed 004 table 3; seed 001). World frame;
+    per joint, over its unknown columns S_u: U = Ia S_u, D = S_u^T U + armature,
+    u = tau_u - S_u^T pA; the parent gets Ia - U D^-1 U^T and pA + Ia c + U D^-1 (u - U^T c),
+    where c = v_p x S qd plus S_k qdd_k of the known columns. Forward: a' = a_p + c,
+    qdd_u = D^-1 (u - U^T a'), and tau_k = S_k^T (Ia a + pA) + armature qdd_k."""
     nb = model.shape[0] - 1
     for i in range(nb):
-        par, iv = int(model[i, PARENT]), int(model[i, IV])
-        body_velocity(model, i, S, v, vel, sqd)
-        if par >= 0:
-            cross_motion(vel[par], sqd, c[i])
-        else:
-            c[i, :] = 0.0
-        n_unknown[i] = 0
-        for d in range(ndofs(model[i, JTYPE])):
-            if known[iv + d]:
-                for k in range(6):
-                    c[i, k] += S[iv + d, k] * qdd[iv + d]
+        par = parent(model, i)
+        vp = get6(W, par, W_V) if par >= 0 else ZERO6
+        vJ, cJ, m = ZERO6, ZERO6, 0     # S qd, S_k qdd_k
+        for d in range(ndofs(model, i)):
+            S, k = get6(W, i, W_S + 6 * d), user_v(model, i, d)
+            vJ = axpy(v[k], S, vJ)
+            if known[k]:
+                cJ = axpy(qdd[k], S, cJ)
             else:
-                unknown[i, int(n_unknown[i])] = iv + d
-                n_unknown[i] += 1
-        inertia_matrix(w.Iw[i], Ia[i])
-        inertia_times(w.Iw[i], vel[i], sqd)
-        pA[i, :] = 0.0
-        cross_force_add(vel[i], sqd, pA[i])
-    add_external_wrenches(ext, w.oR, w.op, w.R, w.p, pA)
-    UDinv = w.t6
+                W[i, W_UNK + m] = d
+                m += 1
+        W[i, W_NUNK] = m
+        vi = plus(vp, vJ)
+        set6(W, i, W_V, vi)
+        set6(W, i, W_C, plus(cross_motion(vp, vJ), cJ))
+        set6(W, i, W_F, cross_force(vi, inertia_times(W, i, W_I, vi)))
+        inertia_matrix(W, i, W_IA)
+    subtract_external_wrenches(ext, W)
     for i in range(nb - 1, -1, -1):
-        par, m = int(model[i, PARENT]), int(n_unknown[i])
+        par, m = parent(model, i), int(W[i, W_NUNK])
+        pA = get6(W, i, W_F)
         for a in range(m):
-            ka = int(unknown[i, a])
-            for k in range(6):
-                U[ka, k] = mat6_times(Ia[i], S[ka], k)
+            da = int(W[i, W_UNK + a])
+            Sa = get6(W, i, W_S + 6 * da)
+            set6(W, i, W_U + 6 * a, mat6_times(W, i, W_IA, Sa))
+            W[i, W_UU + a] = tau[user_v(model, i, da)] - dot6(Sa, pA)
         for a in range(m):
-            ka = int(unknown[i, a])
+            Sa = get6(W, i, W_S + 6 * int(W[i, W_UNK + a]))
             for b in range(m):
-                D[a, b] = dot6(S[ka], U[int(unknown[i, b])])
-            D[a, a] += model[i, ARMATURE]
-            u[ka] = tau[ka] - dot6(S[ka], pA[i])
-        invert_spd(D, m, Dinv[i])
+                W[i, W_D + 6 * a + b] = dot6(Sa, get6(W, i, W_U + 6 * b))
+            W[i, W_D + 7 * a] += model[i, ARMATURE]
+        invert_spd(W, i, m)
         if par < 0:
             continue
-        for r in range(6):
-            pA[par, r] += pA[i, r] + mat6_times(Ia[i], c[i], r)
-            for col in range(6):
-                Ia[par, r, col] += Ia[i, r, col]
+        c = get6(W, i, W_C)
+        pa = plus(pA, mat6_times(W, i, W_IA, c))
+        for r in range(36):
+            W[par, W_IA + r] += W[i, W_IA + r]
         for a in range(m):      # the projection, column a of U D^-1 at a time
-            for k in range(6):
-                UDinv[k] = 0.0
-                for b in range(m):
-                    UDinv[k] += U[int(unknown[i, b]), k] * Dinv[i, b, a]
-            ka = int(unknown[i, a])
-            uc = u[ka] - dot6(U[ka], c[i])
-            for r in range(6):
-                pA[par, r] += UDinv[r] * uc
-                for col in range(6):
-                    Ia[par, r, col] -= UDinv[r] * U[ka, col]
-    for i in range(nb):
-        par, m, iv = int(model[i, PARENT]), int(n_unknown[i]), int(model[i, IV])
-        for k in range(6):      # a' = a_p + c, kept in vel (free now)
-            vel[i, k] = (root_acceleration(model, k) if par < 0 else vel[par, k]) + c[i, k]
-        for a in range(m):
-            ka = int(unknown[i, a])
-            sqd[a] = u[ka] - dot6(U[ka], vel[i])
-        for a in range(m):
-            ka = int(unknown[i, a])
-            qdd[ka] = 0.0
+            UDinv = ZERO6
             for b in range(m):
-                qdd[ka] += Dinv[i, a, b] * sqd[b]
-            for k in range(6):
-                vel[i, k] += S[ka, k] * qdd[ka]
-        for d in range(ndofs(model[i, JTYPE])):
-            if known[iv + d]:
-                tau[iv + d] = model[i, ARMATURE] * qdd[iv + d] + dot6(S[iv + d], pA[i])
-                for k in range(6):
-                    tau[iv + d] += S[iv + d, k] * mat6_times(Ia[i], vel[i], k)
-    return OK
+                UDinv = axpy(W[i, W_DINV + 6 * b + a], get6(W, i, W_U + 6 * b), UDinv)
+            pa = axpy(W[i, W_UU + a] - dot6(get6(W, i, W_U + 6 * a), c), UDinv, pa)
+            for r in range(6):
+                for col in range(6):
+                    W[par, W_IA + 6 * r + col] -= UDinv[r] * W[i, W_U + 6 * a + col]
+        set6(W, par, W_F, plus(get6(W, par, W_F), pa))
+    for i in range(nb):
+        par, m = parent(model, i), int(W[i, W_NUNK])
+        ai = plus(get6(W, par, W_A) if par >= 0 else root_acceleration(model), get6(W, i, W_C))
+        for a in range(m):      # u - U^T a', kept in W_UU
+            W[i, W_UU + a] -= dot6(get6(W, i, W_U + 6 * a), ai)
+        for a in range(m):
+            da = int(W[i, W_UNK + a])
+            x = 0.0
+            for b in range(m):
+                x += W[i, W_DINV + 6 * a + b] * W[i, W_UU + b]
+            qdd[user_v(model, i, da)] = x
+            ai = axpy(x, get6(W, i, W_S + 6 * da), ai)
+        set6(W, i, W_A, ai)
+        f = plus(mat6_times(W, i, W_IA, ai), get6(W, i, W_F))
+        for d in range(ndofs(model, i)):
+            k = user_v(model, i, d)
+            if known[k]:
+                tau[k] = model[i, ARMATURE] * qdd[k] + dot6(get6(W, i, W_S + 6 * d), f)
 
 
 @fast
-def hybrid_one(model, q, v, known, qdd, tau, ext, buf):
-    return hybrid(model, q, v, known, qdd, tau, ext, workspace(model, buf))
+def reduced_hybrid(model, v, known, qdd, tau, ext, W):
+    """Hybrid dynamics as the reduced system M_uu qdd_u = tau_u - b_u - M_uk qdd_k (seed 004
+    eq. 34), after `kinematics`: b = C v + g - J^T f_ext by RNEA with qdd = 0, M by CRBA,
+    M_uu = L L^T by Cholesky (in place on M's rows below the bodies); tau_k = M_k qdd + b_k."""
+    nb, nv = model.shape[0] - 1, int(model[-1, NV])
+    M, b, zero, unknown, x = W[nb:, :nv], W[nb:, nv], W[nb:, nv + 1], W[nb:, nv + 2], W[nb:, nv + 3]
+    zero[:] = 0.0
+    newton_euler(model, v, zero, ext, b, W)
+    composite_inertia(model, M, W)
+    n = 0
+    for r in range(nv):
+        if not known[r]:
+            unknown[n] = r
+            n += 1
+    for j in range(n):
+        r = int(unknown[j])
+        x[j] = tau[r] - b[r]
+        for c in range(nv):
+            if known[c]:
+                x[j] -= M[r, c] * qdd[c]
+    for j in range(n):          # L, in the lower triangle of M[u, u]
+        rj = int(unknown[j])
+        for k in range(j):
+            M[rj, rj] -= M[rj, int(unknown[k])] ** 2
+        M[rj, rj] = np.sqrt(M[rj, rj])
+        for i in range(j + 1, n):
+            ri = int(unknown[i])
+            for k in range(j):
+                M[ri, rj] -= M[ri, int(unknown[k])] * M[rj, int(unknown[k])]
+            M[ri, rj] /= M[rj, rj]
+    for j in range(n):          # L y = x
+        rj = int(unknown[j])
+        for k in range(j):
+            x[j] -= M[rj, int(unknown[k])] * x[k]
+        x[j] /= M[rj, rj]
+    for j in range(n - 1, -1, -1):   # L^T qdd_u = y
+        rj = int(unknown[j])
+        for k in range(j + 1, n):
+            x[j] -= M[int(unknown[k]), rj] * x[k]
+        x[j] /= M[rj, rj]
+        qdd[rj] = x[j]
+    for r in range(nv):
+        if known[r]:
+            tau[r] = b[r]
+            for c in range(nv):
+                tau[r] += M[r, c] * qdd[c]
 
 
 @fast
 def hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi):
-    w = workspace(model, np.empty(workspace_size(model)))
+    W = workspace(model)
     for s in range(lo, hi):
-        status[s] = hybrid(model, Q[s], V[s], KNOWN[s], QDD[s], TAU[s], EXT[s], w)
+        status[s] = hybrid(model, Q[s], V[s], KNOWN[s], QDD[s], TAU[s], EXT[s], W)
 
 
 @parallel
 def hybrid_batch(model, Q, V, KNOWN, QDD, TAU, EXT, nthreads):
     status = np.zeros(len(Q), np.int64)
-    if nthreads == 1:      # no parallel region at all: starting one costs more than small batches take
-        hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, 0, len(Q))
-    else:
-        for t in prange(nthreads):
-            hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status,
-                        t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
+    for t in prange(nthreads):
+        hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status,
+                    t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
     return status
 
 
 # --- frames: placement and Jacobian -------------------------------------------------------------
 @fast
-def frame_jacobian(model, q, spec, J, H, w):
+def frame_jacobian(model, q, spec, J, H, W):
     """Placement H (4x4) of a frame and its Jacobian J (6 x nv, rows [linear; angular]) in the
     spec's reference (seed 003: the space Jacobian's columns are the joints' world screws S,
     ours at the world origin; LOCAL_WORLD_ALIGNED shifts them to the frame origin p,
     v_p = v_o + w x p, and LOCAL rotates them into the frame's axes)."""
-    if not all_finite(q):
+    if not finite(q):
         return NONFINITE
-    status = start(model, q, w)
+    status = kinematics(model, q, W, int(spec[F_BODY]))
     if status != OK:
         return status
-    R, p, col = w.R, w.p, w.s6
-    frame_in_world(spec, w.oR, w.op, R, p)
-    for r in range(4):
-        for c in range(4):
-            H[r, c] = (R[r, c] if c < 3 else p[r]) if r < 3 else (1.0 if c == 3 else 0.0)
+    R, p = frame_in_world(spec, W)
+    for r in range(3):
+        H[r, 0], H[r, 1], H[r, 2], H[r, 3] = R[3 * r], R[3 * r + 1], R[3 * r + 2], p[r]
+    H[3, 0], H[3, 1], H[3, 2], H[3, 3] = 0.0, 0.0, 0.0, 1.0
     J[:, :] = 0.0
     ref = spec[F_REF]
     j = int(spec[F_BODY])
     while j >= 0:
-        jv = int(model[j, IV])
-        for e in range(ndofs(model[j, JTYPE])):
-            s = w.S[jv + e]
-            for k in range(6):
-                col[k] = s[k]
+        for e in range(ndofs(model, j)):
+            s = get6(W, j, W_S + 6 * e)
+            lin, ang = (s[0], s[1], s[2]), (s[3], s[4], s[5])
             if ref != WORLD:
-                col[0] += s[4] * p[2] - s[5] * p[1]
-                col[1] += s[5] * p[0] - s[3] * p[2]
-                col[2] += s[3] * p[1] - s[4] * p[0]
-            for k in range(6):
-                if ref == LOCAL:    # R^T times each half
-                    b = 3 * (k // 3)
-                    J[k, jv + e] = R[0, k % 3] * col[b] + R[1, k % 3] * col[b + 1] + R[2, k % 3] * col[b + 2]
-                else:
-                    J[k, jv + e] = col[k]
-        j = int(model[j, PARENT])
+                wp = cross3(ang, p)
+                lin = (lin[0] + wp[0], lin[1] + wp[1], lin[2] + wp[2])
+            if ref == LOCAL:    # R^T times each half
+                RT = (R[0], R[3], R[6], R[1], R[4], R[7], R[2], R[5], R[8])
+                lin, ang = matvec3(RT, lin), matvec3(RT, ang)
+            col, g = lin + ang, model[j, VSCALE]
+            k = user_v(model, j, e)
+            for r in range(6):
+                J[r, k] += g * col[r]
+        j = parent(model, j)
     return OK
 
 
 @fast
-def frame_jacobian_one(model, q, spec, J, H, buf):
-    return frame_jacobian(model, q, spec, J, H, workspace(model, buf))
-
-
-@fast
 def frame_jacobian_rows(model, Q, spec, J, H, status, lo, hi):
-    w = workspace(model, np.empty(workspace_size(model)))
+    W = workspace(model)
     for s in range(lo, hi):
-        status[s] = frame_jacobian(model, Q[s], spec, J[s], H[s], w)
+        status[s] = frame_jacobian(model, Q[s], spec, J[s], H[s], W)
 
 
 @parallel
 def frame_jacobian_batch(model, Q, spec, J, H, nthreads):
     status = np.zeros(len(Q), np.int64)
-    if nthreads == 1:      # no parallel region at all: starting one costs more than small batches take
-        frame_jacobian_rows(model, Q, spec, J, H, status, 0, len(Q))
-    else:
-        for t in prange(nthreads):
-            frame_jacobian_rows(model, Q, spec, J, H, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
+    for t in prange(nthreads):
+        frame_jacobian_rows(model, Q, spec, J, H, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
     return status
 
 
 # --- Coriolis matrix -----------------------------------------------------------------------
 @fast
-def coriolis_body(I6, Iv, vel, B):
-    """B = (v x* I - I v x + (I v) xbar*) / 2, so that Mdot = C + C^T and C v = v x* I v
-    (the Christoffel-consistent split of seed 002 property 2, per body)."""
-    vx = np.zeros((6, 6))        # motion cross product matrix [[w], [v]; 0, [w]]
-    wx, vl = vel[3:], vel[:3]
-    for blk in range(2):
-        o = 3 * blk
-        vx[o, o + 1], vx[o, o + 2], vx[o + 1, o + 2] = -wx[2], wx[1], -wx[0]
-        vx[o + 1, o], vx[o + 2, o], vx[o + 2, o + 1] = wx[2], -wx[1], wx[0]
-    vx[0, 4], vx[0, 5], vx[1, 5], vx[1, 3], vx[2, 3], vx[2, 4] = -vl[2], vl[1], -vl[0], vl[2], -vl[1], vl[0]
-    fl, fa = Iv[:3], Iv[3:]
+def coriolis_body(W, i, vel):
+    """W[i, W_IA] = B = (v x* I - I v x + (I v) xbar*) / 2, so that Mdot = C + C^T and
+    C v = v x* I v (the Christoffel-consistent split of seed 002 property 2, per body);
+    uses W[i, W_D] for I (6x6) and W[i, W_DINV] for v x."""
+    inertia_matrix(W, i, W_D)
+    w, l = (vel[3], vel[4], vel[5]), (vel[0], vel[1], vel[2])
+    vx = ((0.0, -w[2], w[1], 0.0, -l[2], l[1]), (w[2], 0.0, -w[0], l[2], 0.0, -l[0]),
+          (-w[1], w[0], 0.0, -l[1], l[0], 0.0), (0.0, 0.0, 0.0, 0.0, -w[2], w[1]),
+          (0.0, 0.0, 0.0, w[2], 0.0, -w[0]), (0.0, 0.0, 0.0, -w[1], w[0], 0.0))
+    for r in range(6):
+        set6(W, i, W_DINV + 6 * r, vx[r])
     for r in range(6):
         for c in range(6):
             acc = 0.0
             for k in range(6):     # v x* = -(v x)^T
-                acc += -vx[k, r] * I6[k, c] - I6[r, k] * vx[k, c]
-            B[r, c] = 0.5 * acc
-    # (f xbar*) = [[0, -[fl]], [-[fl], -[fa]]]
+                acc -= W[i, W_DINV + 6 * k + r] * W[i, W_D + 6 * k + c] + W[i, W_D + 6 * r + k] * W[i, W_DINV + 6 * k + c]
+            W[i, W_IA + 6 * r + c] = 0.5 * acc
+    f = inertia_times(W, i, W_I, vel)    # (f xbar*) = [[0, -[fl]], [-[fl], -[fa]]]
     for r in range(3):
         for c in range(3):
-            sl = (0.0, -fl[2], fl[1], fl[2], 0.0, -fl[0], -fl[1], fl[0], 0.0)[3 * r + c]
-            sa = (0.0, -fa[2], fa[1], fa[2], 0.0, -fa[0], -fa[1], fa[0], 0.0)[3 * r + c]
-            B[r, 3 + c] -= 0.5 * sl
-            B[3 + r, c] -= 0.5 * sl
-            B[3 + r, 3 + c] -= 0.5 * sa
+            sl = (0.0, -f[2], f[1], f[2], 0.0, -f[0], -f[1], f[0], 0.0)[3 * r + c]
+            sa = (0.0, -f[5], f[4], f[5], 0.0, -f[3], -f[4], f[3], 0.0)[3 * r + c]
+            W[i, W_IA + 6 * r + 3 + c] -= 0.5 * sl
+            W[i, W_IA + 6 * (3 + r) + c] -= 0.5 * sl
+            W[i, W_IA + 6 * (3 + r) + 3 + c] -= 0.5 * sa
 
 
 @fast
-def coriolis(model, q, v, C, w):
+def coriolis(model, q, v, C, W):
     """Coriolis matrix C(q, v) with Mdot - 2C skew-symmetric: C = sum_k J_k^T (I_k Jdot_k +
     B_k J_k) over bodies, gathered with composite inertias Ic and composite B (Echeandia &
-    Wensing's recursion), where the world-frame Sdot of a joint is v_body x S."""
-    if not (all_finite(q) and all_finite(v)):
+    Wensing's recursion), where the world-frame Sdot of a joint is v_body x S (kept in W_U)."""
+    if not (finite(q) and finite(v)):
         return NONFINITE
-    status = start(model, q, w)
+    status = kinematics(model, q, W)
     if status != OK:
         return status
     nb = model.shape[0] - 1
-    S, Sdot, vel, Ic, Bc, h, f1, I6 = w.S, w.U, w.vel, w.Iw, w.Ia, w.s6, w.t6, w.D
-    f3 = w.f[0]    # any free 6-vector: f is not used here
     for i in range(nb):
-        iv = int(model[i, IV])
-        body_velocity(model, i, S, v, vel, h)
-        for d in range(ndofs(model[i, JTYPE])):
-            cross_motion(vel[i], S[iv + d], Sdot[iv + d])
-        inertia_matrix(Ic[i], I6)
-        inertia_times(Ic[i], vel[i], h)
-        coriolis_body(I6, h, vel[i], Bc[i])
+        par = parent(model, i)
+        vi = get6(W, par, W_V) if par >= 0 else ZERO6
+        for d in range(ndofs(model, i)):
+            vi = axpy(v[user_v(model, i, d)] * model[i, VSCALE], get6(W, i, W_S + 6 * d), vi)
+        set6(W, i, W_V, vi)
+        for d in range(ndofs(model, i)):
+            set6(W, i, W_U + 6 * d, cross_motion(vi, get6(W, i, W_S + 6 * d)))
+        coriolis_body(W, i, vi)
     C[:, :] = 0.0
     for i in range(nb - 1, -1, -1):
-        par, iv = int(model[i, PARENT]), int(model[i, IV])
-        for d in range(ndofs(model[i, JTYPE])):
-            b = iv + d
-            inertia_times(Ic[i], Sdot[b], f1)       # f1 = Ic Sdot_b + Bc S_b
-            inertia_times(Ic[i], S[b], h)           # h = Ic S_b
+        par, si = parent(model, i), model[i, VSCALE]
+        for d in range(ndofs(model, i)):
+            S, b = get6(W, i, W_S + 6 * d), user_v(model, i, d)
+            h = inertia_times(W, i, W_I, S)                                         # Ic S_b
+            f1 = plus(inertia_times(W, i, W_I, get6(W, i, W_U + 6 * d)), mat6_times(W, i, W_IA, S))
+            f3 = ZERO6                                                              # Bc^T S_b
             for r in range(6):
-                f1[r] += mat6_times(Bc[i], S[b], r)
-                f3[r] = Bc[i, 0, r] * S[b, 0] + Bc[i, 1, r] * S[b, 1] + Bc[i, 2, r] * S[b, 2] \
-                    + Bc[i, 3, r] * S[b, 3] + Bc[i, 4, r] * S[b, 4] + Bc[i, 5, r] * S[b, 5]
+                f3 = axpy(S[r], get6(W, i, W_IA + 6 * r), f3)
             j = i
             while j >= 0:
-                jv = int(model[j, IV])
-                for e in range(ndofs(model[j, JTYPE])):
-                    C[jv + e, b] = dot6(S[jv + e], f1)
-                    if j != i:   # b below jv + e: C[b, a] = (Ic S_b) . Sdot_a + (Bc^T S_b) . S_a
-                        C[b, jv + e] = dot6(h, Sdot[jv + e]) + dot6(f3, S[jv + e])
-                j = int(model[j, PARENT])
+                sj = si * model[j, VSCALE]
+                for e in range(ndofs(model, j)):
+                    a = user_v(model, j, e)
+                    C[a, b] += sj * dot6(get6(W, j, W_S + 6 * e), f1)
+                    if j != i:   # b below a: C[b, a] = (Ic S_b) . Sdot_a + (Bc^T S_b) . S_a
+                        C[b, a] += sj * (dot6(h, get6(W, j, W_U + 6 * e)) + dot6(f3, get6(W, j, W_S + 6 * e)))
+                j = parent(model, j)
         if par >= 0:
             for k in range(10):
-                Ic[par, k] += Ic[i, k]
-            for r in range(6):
-                for c in range(6):
-                    Bc[par, r, c] += Bc[i, r, c]
+                W[par, W_I + k] += W[i, W_I + k]
+            for k in range(36):
+                W[par, W_IA + k] += W[i, W_IA + k]
     return OK
 
 
 @fast
-def coriolis_one(model, q, v, C, buf):
-    return coriolis(model, q, v, C, workspace(model, buf))
-
-
-@fast
 def coriolis_rows(model, Q, V, C, status, lo, hi):
-    w = workspace(model, np.empty(workspace_size(model)))
+    W = workspace(model)
     for s in range(lo, hi):
-        status[s] = coriolis(model, Q[s], V[s], C[s], w)
+        status[s] = coriolis(model, Q[s], V[s], C[s], W)
 
 
 @parallel
 def coriolis_batch(model, Q, V, C, nthreads):
     status = np.zeros(len(Q), np.int64)
-    if nthreads == 1:      # no parallel region at all: starting one costs more than small batches take
-        coriolis_rows(model, Q, V, C, status, 0, len(Q))
-    else:
-        for t in prange(nthreads):
-            coriolis_rows(model, Q, V, C, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
+    for t in prange(nthreads):
+        coriolis_rows(model, Q, V, C, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
     return status

@@ -1,18 +1,25 @@
 """Column layout of Model.packed, the one float array the kernels read the model from.
 
-Rows 0..nb-1 are bodies; the last row holds model-wide values.
+Rows 0..nb-1 are bodies; the last row holds model-wide values. The kernels see each body
+in its joint frame: the body frame turned by AXES (Q, with Q e_z = the joint axis), so that
+every joint rotates about (or slides along) its z axis.
 """
 REVOLUTE, PRISMATIC, FREE = 0, 1, 2
 
 # per-body row
-PARENT, JTYPE, IQ, IV = 0, 1, 2, 3   # parent body (-1 = world), joint type, first q/v index
-ROT = 4          # 9: joint placement rotation in the parent body frame, row-major
-POS = 13         # 3: joint placement translation
-AXIS = 16        # 3: unit joint axis in the body frame
-INERTIA = 19     # 10: mass, m*com (3), inertia about the body origin (xx yy zz xy xz yz)
-ARMATURE = 29    # rotor inertia of the joint's coordinate
-NCOL = 30
+PARENT, JTYPE = 0, 1     # parent body (-1 = world), joint type
+# the joint's coordinates in the user's q and v (mimic joints follow their leader):
+# q_joint = q[QSRC] * QSCALE + QOFF, qd_joint = v[VSRC] * VSCALE, and its torque adds
+# VSCALE times itself to tau[VSRC]; a free flyer takes q[QSRC:QSRC + 7] and v[VSRC:VSRC + 6]
+QSRC, QSCALE, QOFF, VSRC, VSCALE = 2, 3, 4, 5, 6
+ROT = 7          # 9: joint placement rotation in the parent's joint frame, row-major
+POS = 16         # 3: joint placement translation, in the parent's joint frame
+AXES = 19        # 9: Q, the joint frame's axes in the body frame (row-major)
+INERTIA = 28     # 10: mass, m*com (3), inertia about the origin (xx yy zz xy xz yz), joint frame
+ARMATURE = 38    # rotor inertia of the joint's coordinate
+NCOL = 39
 
 # last row
 GRAVITY = 0      # 3
-NQ, NV = 3, 4    # size of the kernels' (full) coordinates
+NQ, NV = 3, 4    # size of the user's q and v
+MIMIC = 5        # 1.0 if some joint mimics another

@@ -43,6 +43,18 @@ def transform_inertia(inertia, rotation, translation):
     return np.concatenate(([m], rh + m * np.asarray(translation), sym_to_vec(rot_a)))
 
 
+def joint_frames(axis, joint_type):
+    """Per body, a rotation Q whose z column is the joint axis (identity for a free flyer or
+    an axis along z): the kernels' joint frame, see layout.py."""
+    Q = np.tile(np.eye(3), (len(axis), 1, 1))
+    for i, z in enumerate(axis):
+        if joint_type[i] != FREE:
+            x = np.cross([0.0, 1.0, 0.0] if abs(z[1]) < 0.9 else [1.0, 0.0, 0.0], z)
+            x /= np.linalg.norm(x)
+            Q[i] = np.column_stack((x, np.cross(z, x), z))
+    return Q
+
+
 @dataclass
 class Frame:
     name: str
@@ -56,8 +68,9 @@ class Model:
     """Per-body arrays (index = body) and per-coordinate data for the actuated joints.
 
     Coordinates come in two sets. The user's q/v: [free flyer (7/6)] + one per actuated joint,
-    in `joint_names` order. The kernels' full set adds one coordinate per mimic joint;
-    q_full = q[q_source] * q_scale + q_offset and v_full = v[v_source] * v_scale.
+    in `joint_names` order. The full set adds one coordinate per mimic joint;
+    q_full = q[q_source] * q_scale + q_offset and v_full = v[v_source] * v_scale. `packed`
+    gives each joint its source and scale, so the kernels take and return user coordinates.
     """
     name: str
     body_names: list
@@ -155,18 +168,24 @@ class Model:
         p = self.packed
         p[:self.nb, L.PARENT] = self.parent
         p[:self.nb, L.JTYPE] = self.joint_type
-        p[:self.nb, L.IQ] = self.idx_q
-        p[:self.nb, L.IV] = self.idx_v
-        p[:self.nb, L.ROT:L.ROT + 9] = self.tree_rotation.reshape(self.nb, 9)
-        p[:self.nb, L.POS:L.POS + 3] = self.tree_translation
-        p[:self.nb, L.AXIS:L.AXIS + 3] = self.joint_axis
-        p[:self.nb, L.INERTIA:L.INERTIA + 10] = self.inertia
+        p[:self.nb, L.QSRC] = self.q_source[self.idx_q]
+        p[:self.nb, L.QSCALE] = self.q_scale[self.idx_q]
+        p[:self.nb, L.QOFF] = self.q_offset[self.idx_q]
+        p[:self.nb, L.VSRC] = self.v_source[self.idx_v]
+        p[:self.nb, L.VSCALE] = self.v_scale[self.idx_v]
+        Q = joint_frames(self.joint_axis, self.joint_type)
+        Qp = np.array([Q[j] if j >= 0 else np.eye(3) for j in self.parent])
+        p[:self.nb, L.ROT:L.ROT + 9] = (Qp.transpose(0, 2, 1) @ self.tree_rotation @ Q).reshape(self.nb, 9)
+        p[:self.nb, L.POS:L.POS + 3] = np.einsum("bji,bj->bi", Qp, self.tree_translation)
+        p[:self.nb, L.AXES:L.AXES + 9] = Q.reshape(self.nb, 9)
+        p[:self.nb, L.INERTIA:L.INERTIA + 10] = [transform_inertia(I, q.T, np.zeros(3)) for I, q in zip(self.inertia, Q)]
         # a mimic follower's rotor is its leader's: counted once, on the leader
         own = np.where(self.v_is_mimic, 0.0, self._armature[self.v_source])
         p[:self.nb, L.ARMATURE] = np.where(self.joint_type == FREE, 0.0, own[self.idx_v])
         p[self.nb, L.GRAVITY:L.GRAVITY + 3] = self._gravity
-        p[self.nb, L.NQ] = self.nq_full
-        p[self.nb, L.NV] = self.nv_full
+        p[self.nb, L.NQ] = self.nq
+        p[self.nb, L.NV] = self.nv
+        p[self.nb, L.MIMIC] = self.has_mimic
 
     def frame(self, name):
         try:

@@ -12,7 +12,8 @@ from .urdf import load_urdf
 
 
 def calls(model):
-    """One call of every public function, single state and batch."""
+    """One call of every public function: single state, a small batch (one thread) and a
+    batch large enough for threads (the parallel kernels)."""
     rng = np.random.default_rng(0)
     q = np.zeros(model.nq)
     if model.floating_base:
@@ -21,14 +22,18 @@ def calls(model):
     frame = model.frame_names[-1]
     wrench = {frame: np.ones(6)}
     known = np.arange(model.nv) % 2 == 0
-    for Q, V, A, K in ((q, v, a, known), (np.tile(q, (2, 1)), np.tile(v, (2, 1)), np.tile(a, (2, 1)), np.tile(known, (2, 1)))):
-        yield "inverse_dynamics", lambda: rd.inverse_dynamics(model, Q, V, A)
-        yield "inverse_dynamics+wrench", lambda: rd.inverse_dynamics(model, Q, V, A, wrench)
-        yield "mass_matrix", lambda: rd.mass_matrix(model, Q)
-        yield "coriolis_matrix", lambda: rd.coriolis_matrix(model, Q, V)
-        yield "forward_dynamics", lambda: rd.forward_dynamics(model, Q, V, A)
-        yield "hybrid_dynamics", lambda: rd.hybrid_dynamics(model, Q, V, K, A, A)
-        yield "frame_jacobian", lambda: rd.frame_jacobian(model, Q, frame)
+    batches = [(np.tile(x, (n, 1)) for x in (q, v, a, known)) for n in (2, rd.PARALLEL_MIN_BATCH)]
+    for (Q, V, A, K), t in zip([(q, v, a, known)] + batches, (1, 1, 2)):
+        yield "inverse_dynamics", lambda: rd.inverse_dynamics(model, Q, V, A, threads=t)
+        yield "inverse_dynamics+wrench", lambda: rd.inverse_dynamics(model, Q, V, A, wrench, threads=t)
+        yield "gravity_torques", lambda: rd.gravity_torques(model, Q, threads=t)
+        yield "mass_matrix", lambda: rd.mass_matrix(model, Q, threads=t)
+        yield "coriolis_matrix", lambda: rd.coriolis_matrix(model, Q, V, threads=t)
+        yield "forward_dynamics", lambda: rd.forward_dynamics(model, Q, V, A, threads=t)
+        yield "hybrid_dynamics", lambda: rd.hybrid_dynamics(model, Q, V, K, A, A, threads=t)
+        yield "frame_jacobian", lambda: rd.frame_jacobian(model, Q, frame, threads=t)
+        yield "frame_placement", lambda: rd.frame_placement(model, Q, frame, threads=t)
+        yield "wrench_to_joint_torques", lambda: rd.wrench_to_joint_torques(model, Q, frame, np.ones(Q.shape[:-1] + (6,)), threads=t)
 
 
 def main():

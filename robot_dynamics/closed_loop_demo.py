@@ -1,0 +1,343 @@
+"""Closed-loop demo (`make demo`): the dynamics node drives a simulated PUMA 560, MuJoCo standing in
+for Gazebo.
+
+Scenario 1, gravity compensation: the arm starts at START_POSE. The node's ~/gravity_commands,
+remapped onto the arm's effort controller, hold it still; with zero efforts it falls.
+Scenario 2, computed-torque tracking: a quintic point-to-point move (seed 003 section 4) is sent
+to the node's ~/reference at every control step; this process adds a PD on the tracking error to the
+node's feedforward (a joint trajectory controller with effort feedforward), and then runs the PD
+alone with the same gains.
+
+Every run starts fresh processes with this Python, the setup of launch/demo.launch.py: sim_arm
+(in lockstep: each physics step waits for the command answering the state before it) and, where
+used, the robot_dynamics node. This process is the effort controller and the recorder. It prints a
+table of the maximum joint errors and writes a PNG of joint errors and efforts.
+"""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import rclpy
+from matplotlib.figure import Figure
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
+from rclpy.time import Time
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from . import dynamics as rd
+from .resources import bundled_urdf
+from .urdf import load_urdf
+
+URDF = bundled_urdf("puma560")
+CONTROLLER = "effort_controller"
+START_POSE = np.array([0.4, -0.8, 1.2, 0.5, -0.6, 0.3])   # rad; joints 2-5 carry gravity torque here
+GOAL_POSE = START_POSE + np.array([0.8, 0.6, -0.8, 1.0, 0.9, -1.0])
+HOLD_TIME = 5.0       # s of sim time per scenario-1 run
+MOVE_TIME = 2.0       # s of the quintic move, then SETTLE_TIME at the goal
+SETTLE_TIME = 0.5
+BANDWIDTH = 10.0      # rad/s: PD gains Kp = M_ii w^2, Kd = 2 M_ii w (critically damped joints at START_POSE)
+STEP_NS = 1_000_000   # sim_arm's physics step, 1 kHz
+STALL_TIMEOUT = 60.0  # s of wall time without sim time advancing (start-up included) before a run fails
+STOP_TIMEOUT = 5.0    # s a child gets to exit after SIGINT before it is killed
+
+
+def quintic(start, goal, duration, t):
+    """Point-to-point move start -> goal in joint space, theta(s(t)) = start + s(t) (goal - start)
+    (seed 003 section 4.1.2), with the quintic time scaling s = 10 r^3 - 15 r^4 + 6 r^5, r = t / T:
+    zero velocity and acceleration at both ends. Returns positions, velocities, accelerations."""
+    r = min(max(t / duration, 0.0), 1.0)
+    delta = goal - start
+    s = r**3 * (10 - 15 * r + 6 * r**2)
+    ds = 30 * r**2 * (1 - r)**2 / duration
+    dds = 60 * r * (1 - r) * (1 - 2 * r) / duration**2
+    return start + s * delta, ds * delta, dds * delta
+
+
+def hold_start(t):
+    return START_POSE, np.zeros_like(START_POSE), np.zeros_like(START_POSE)
+
+
+def move(t):
+    return quintic(START_POSE, GOAL_POSE, MOVE_TIME, t)
+
+
+@dataclass
+class Run:
+    """One closed-loop run. `command` says who sends the efforts: "node" (the node's
+    ~/gravity_commands, remapped onto the controller), "zero", "feedforward+pd" or "pd"."""
+    name: str
+    command: str
+    duration: float                      # s of sim time
+    desired: Callable[[float], tuple]    # t -> desired positions, velocities, accelerations
+
+
+def scenario_runs(hold_time=HOLD_TIME):
+    return [Run("1 hold: node gravity_commands", "node", hold_time, hold_start),
+            Run("1 fall: zero efforts", "zero", hold_time, hold_start),
+            Run("2 track: feedforward + PD", "feedforward+pd", MOVE_TIME + SETTLE_TIME, move),
+            Run("2 track: PD alone", "pd", MOVE_TIME + SETTLE_TIME, move)]
+
+
+def pd_gains(model):
+    inertia = np.diag(rd.mass_matrix(model, START_POSE))
+    return inertia * BANDWIDTH**2, 2.0 * inertia * BANDWIDTH
+
+
+@dataclass
+class Recording:
+    run: Run
+    joints: list
+    t: np.ndarray        # sim time of each joint_states message [s]
+    q: np.ndarray        # positions [rad]
+    effort: np.ndarray   # efforts applied by the sim [N m]
+    real_time_factor: float
+
+    @property
+    def error(self):
+        """Desired minus measured positions [rad]."""
+        return np.array([self.run.desired(t)[0] for t in self.t]) - self.q
+
+
+def nanoseconds(stamp):
+    return Time.from_msg(stamp).nanoseconds
+
+
+class EffortController(Node):
+    """This process's side of the loop: records joint_states and, unless the node commands the arm
+    itself, answers each with efforts on <controller>/commands, like a ros2_control controller.
+
+    With feedforward, an answer waits for the node's feedforward for the coming step: the reference
+    sent to ~/reference is the desired state at the middle of the step (the best constant torque
+    over it), and the node's reply on ~/feedforward_torques (the stamped twin of
+    ~/feedforward_commands) carries the reference's stamp, which tells it apart from the node's
+    replies to joint_states (stamped at whole steps)."""
+
+    def __init__(self, run, joints, kp, kd):
+        super().__init__("closed_loop_demo")
+        self.run, self.joints, self.kp, self.kd = run, joints, kp, kd
+        self.samples, self.pending = [], None   # pending: (reference stamp [ns], PD efforts)
+        self.create_subscription(JointState, "joint_states", self.on_joint_states, 1)
+        if run.command != "node":
+            self.command_pub = self.create_publisher(Float64MultiArray, f"/{CONTROLLER}/commands", 10)
+        if run.command == "feedforward+pd":
+            self.reference_pub = self.create_publisher(JointTrajectory, "/robot_dynamics/reference", 10)
+            self.create_subscription(JointState, "/robot_dynamics/feedforward_torques",
+                                     self.on_feedforward, 10)
+
+    @property
+    def sim_time(self):
+        return self.samples[-1][0] if self.samples else 0.0
+
+    def ordered(self, msg, field):
+        names = list(msg.name)
+        return np.array(getattr(msg, field))[[names.index(name) for name in self.joints]]
+
+    def on_joint_states(self, msg):
+        t = nanoseconds(msg.header.stamp) * 1e-9
+        q, qd = self.ordered(msg, "position"), self.ordered(msg, "velocity")
+        if not self.samples or t > self.sim_time:
+            self.samples.append((t, q, self.ordered(msg, "effort")))
+        if self.run.command == "node":
+            return
+        if self.run.command == "zero":
+            return self.send(np.zeros(len(q)))
+        q_d, qd_d, _ = self.run.desired(t)
+        pd = self.kp * (q_d - q) + self.kd * (qd_d - qd)
+        if self.run.command == "pd":
+            return self.send(pd)
+        stamp = nanoseconds(msg.header.stamp) + STEP_NS // 2
+        q_mid, qd_mid, qdd_mid = self.run.desired(stamp * 1e-9)
+        reference = JointTrajectory(joint_names=self.joints, points=[JointTrajectoryPoint(
+            positions=q_mid.tolist(), velocities=qd_mid.tolist(), accelerations=qdd_mid.tolist())])
+        reference.header.stamp = Time(nanoseconds=stamp).to_msg()
+        self.pending = (stamp, pd)
+        self.reference_pub.publish(reference)
+
+    def on_feedforward(self, msg):
+        if self.pending and nanoseconds(msg.header.stamp) == self.pending[0]:
+            self.send(self.ordered(msg, "effort") + self.pending[1])
+            self.pending = None
+
+    def send(self, effort):
+        self.command_pub.publish(Float64MultiArray(data=effort.tolist()))
+
+
+def yaml_list(values):
+    return "[" + ", ".join(repr(v) for v in values) + "]"
+
+
+def sim_command(joints):
+    parameters = {"urdf_file": URDF, "controller": CONTROLLER, "joints": yaml_list(joints),
+                  "initial_positions": yaml_list(map(float, START_POSE)), "rate": 1e9 / STEP_NS,
+                  "lockstep": "true"}
+    return [sys.executable, "-m", "robot_dynamics.sim_arm", "--ros-args"] + [
+        argument for name, value in parameters.items() for argument in ("-p", f"{name}:={value}")]
+
+
+def node_command(run):
+    """The robot_dynamics node, for the runs that use it (None for the others)."""
+    command = [sys.executable, "-m", "robot_dynamics.node", "--ros-args",
+               "-p", f"urdf_file:={URDF}", "-p", "use_sim_time:=true"]
+    if run.command == "node":
+        return command + ["-r", f"~/gravity_commands:=/{CONTROLLER}/commands"]
+    return command if run.command == "feedforward+pd" else None
+
+
+@contextmanager
+def running(command):
+    """Start a command with its output in a temporary log; stop it on leaving, also on errors and
+    Ctrl-C (SIGINT, then SIGKILL after STOP_TIMEOUT). Yields (process, log)."""
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            yield process, log
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+            try:
+                process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def check_alive(children):
+    for process, log in children:
+        if process.poll() is not None:
+            log.seek(0)
+            output = log.read().decode(errors="replace")[-3000:]
+            name = " ".join(process.args[1:3])
+            raise RuntimeError(f"{name} exited with code {process.returncode}:\n{output}")
+
+
+def record(run, model, kp, kd, show_progress=False):
+    """Run one scenario in closed loop until `run.duration` of sim time; return its Recording.
+    The arm starts paused; the node (if used) is started once this process hears the arm, so that
+    the recording starts with the loop."""
+    joints = list(model.joint_names)
+    controller = EffortController(run, joints, kp, kd)
+    executor = SingleThreadedExecutor()
+    executor.add_node(controller)
+    progress = Progress(run, show_progress)
+    node = node_command(run)
+    try:
+        with ExitStack() as stack:
+            children = [stack.enter_context(running(sim_command(joints)))]
+            last_advance, last_time = time.monotonic(), 0.0
+            while controller.sim_time < run.duration:
+                executor.spin_once(timeout_sec=0.05)
+                check_alive(children)
+                if node and controller.samples and len(children) == 1:
+                    children.append(stack.enter_context(running(node)))
+                if controller.sim_time > last_time:
+                    last_advance, last_time = time.monotonic(), controller.sim_time
+                elif time.monotonic() - last_advance > STALL_TIMEOUT:
+                    raise RuntimeError(f"{run.name}: sim time stuck at {last_time:.3f} s "
+                                       f"for {STALL_TIMEOUT:g} s")
+                progress.show(controller.sim_time)
+    finally:
+        executor.shutdown()
+        controller.destroy_node()
+    progress.done(controller.sim_time)
+    t, q, effort = (np.array(column) for column in zip(*controller.samples))
+    return Recording(run, joints, t, q, effort, progress.real_time_factor(controller.sim_time))
+
+
+class Progress:
+    """One status line per run: start-up, then sim time and real-time factor (updated in place on a
+    terminal)."""
+
+    def __init__(self, run, enabled):
+        self.run, self.enabled = run, enabled
+        self.start, self.started, self.shown = time.monotonic(), None, 0.0
+        self.interactive = sys.stdout.isatty()
+        self.print("starting processes")
+
+    def real_time_factor(self, sim_time):
+        return sim_time / (time.monotonic() - self.started) if self.started else 0.0
+
+    def print(self, text, final=False):
+        if self.enabled and (final or self.interactive):
+            print(f"\r  {self.run.name:<32} {text:<60}", end="\n" if final else "", flush=True)
+
+    def show(self, sim_time):
+        now = time.monotonic()
+        if sim_time > 0 and self.started is None:
+            self.started = now
+        if now - self.shown >= 0.25:
+            self.shown = now
+            self.print(f"sim time {sim_time:5.2f} / {self.run.duration:.2f} s   real-time factor "
+                       f"{self.real_time_factor(sim_time):.2f}" if self.started
+                       else f"waiting for the loop to close ({now - self.start:.1f} s)")
+
+    def done(self, sim_time):
+        self.print(f"done: {sim_time:.2f} s of sim time, "
+                   f"real-time factor {self.real_time_factor(sim_time):.2f}", final=True)
+
+
+def table(recordings, kp, kd):
+    joints = recordings[0].joints
+    header = f"{'run':<32}" + "".join(f"{name:>10}" for name in joints) + f"{'max':>10}{'RTF':>6}"
+    lines = ["max |desired - measured| per joint [mrad] (scenario 1: drift from the start pose)", header]
+    for rec in recordings:
+        worst = 1e3 * np.abs(rec.error).max(axis=0)
+        lines.append(f"{rec.run.name:<32}" + "".join(f"{x:10.4g}" for x in worst)
+                     + f"{worst.max():10.4g}{rec.real_time_factor:6.2f}")
+    lines.append(f"{'PD gains Kp [N m/rad]':<32}" + "".join(f"{x:10.3g}" for x in kp))
+    lines.append(f"{'         Kd [N m s/rad]':<32}" + "".join(f"{x:10.3g}" for x in kd))
+    return "\n".join(lines)
+
+
+def plot(recordings, path):
+    figure = Figure(figsize=(4 * len(recordings), 7), layout="constrained")
+    axes = figure.subplots(2, len(recordings), sharex="col")
+    for (error_axis, effort_axis), rec in zip(axes.T, recordings):
+        for j, name in enumerate(rec.joints):
+            error_axis.plot(rec.t, 1e3 * rec.error[:, j], label=name)
+            effort_axis.plot(rec.t, rec.effort[:, j], label=name)
+        error_axis.set_title(rec.run.name, fontsize=10, pad=14)
+        error_axis.set_ylabel("desired - measured [mrad]")
+        effort_axis.set_ylabel("effort [N m]")
+        effort_axis.set_xlabel("sim time [s]")
+    axes[0, 0].legend(fontsize=8)
+    figure.suptitle("robot_dynamics node + sim_arm (MuJoCo, 1 kHz), PUMA 560")
+    figure.savefig(path, dpi=90)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output", default=os.path.join("out", "closed_loop_demo.png"),
+                        help="PNG to write (default: %(default)s)")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C: KeyboardInterrupt, children stopped
+    model = load_urdf(URDF)
+    kp, kd = pd_gains(model)
+    try:
+        print(f"closed loop: robot_dynamics node + sim_arm (MuJoCo, 1 kHz) on {URDF}")
+        recordings = [record(run, model, kp, kd, show_progress=True) for run in scenario_runs()]
+    except KeyboardInterrupt:
+        print("\ninterrupted: every process stopped")
+        return 130
+    finally:
+        rclpy.try_shutdown()
+    print(table(recordings, kp, kd))
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    plot(recordings, args.output)
+    print(f"plot: {os.path.abspath(args.output)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,579 @@
+"""ROS 2 node `robot_dynamics`: messages <-> arrays around `robot_dynamics.dynamics`.
+
+Topics (relative, so `namespace` and remapping work):
+  in  joint_states            sensor_msgs/JointState (SensorDataQoS, overridable)
+  in  robot_description       std_msgs/String (transient local), when no description parameter
+  in  ~/reference             trajectory_msgs/JointTrajectory, first point used
+  in  ~/base_pose             geometry_msgs/PoseStamped, floating-base models only
+  out ~/gravity_torques       sensor_msgs/JointState     g(q)
+  out ~/gravity_commands      std_msgs/Float64MultiArray g(q) in `joints` order
+  out ~/feedforward_torques   sensor_msgs/JointState     computed-torque feedforward
+  out ~/feedforward_commands  std_msgs/Float64MultiArray the same in `joints` order
+  out /diagnostics            diagnostic_msgs/DiagnosticArray
+Services ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_joint_torques.
+Every parameter is documented in config/dynamics.yaml.
+"""
+import array
+import copy
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PoseStamped
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.event_handler import PublisherEventCallbacks
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import (DurabilityPolicy, QoSProfile, ReliabilityPolicy,
+                       qos_profile_sensor_data)
+from rclpy.qos_overriding_options import QoSOverridingOptions
+from robot_dynamics_interfaces import srv
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
+
+from . import dynamics as rd
+from .model import REFERENCES, inertia_about_origin, transform_inertia
+from .urdf import load_urdf
+
+EVALUATE_AT = ("desired", "measured")
+#: name: (default, description); numbers and lists are dynamically typed (ints accepted)
+PARAMETERS = {
+    "robot_description": ("", "URDF text; wins over urdf_file. Empty: use urdf_file or the topic"),
+    "urdf_file": ("", "path of a .urdf or .xacro file"),
+    "root_link": ("", "take the subtree below this link (empty: the URDF root)"),
+    "tip_link": ("", "keep only the chain root_link -> tip_link (empty: the whole tree)"),
+    "floating_base": (False, "give the root a free-flyer joint (base pose on ~/base_pose)"),
+    "joints": ([], "output joint order (empty: the model's actuated joints)"),
+    "gravity": ([0.0, 0.0, -9.81], "gravity in the world frame [m/s^2]; settable at run time"),
+    "armature": ([], "rotor inertia Ir*gr^2 [kg m^2]: one value for all joints or one per model joint"),
+    "payload.mass": (0.0, "payload mass [kg]; settable at run time"),
+    "payload.com": ([0.0, 0.0, 0.0], "payload centre of mass in the payload link frame [m]"),
+    "payload.inertia": ([0.0] * 6, "payload inertia about its COM, ixx iyy izz ixy ixz iyz [kg m^2]"),
+    "payload.link": ("", "link carrying the payload (empty: tip_link)"),
+    "feedforward.evaluate_at": ("desired", "evaluate M, C, g at the 'desired' or the 'measured' state"),
+    "feedforward.kp": ([0.0], "computed-torque position gain [1/s^2]: one value or one per `joints` entry"),
+    "feedforward.kd": ([0.0], "computed-torque velocity gain [1/s]: one value or one per `joints` entry"),
+    "diagnostics_period": (1.0, "seconds between /diagnostics messages"),
+}
+DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+@dataclass
+class Config:
+    """Everything derived from the parameters and the description; replaced whole on change."""
+    model: object
+    joints: list              # output order
+    out_v: np.ndarray         # v index of each output joint
+    kp: np.ndarray            # per model v, zero on the base
+    kd: np.ndarray
+    evaluate_at: str
+
+
+def _numbers(value, name, n=None):
+    x = np.asarray(value if value is not None else [], dtype=float).reshape(-1)
+    if not np.all(np.isfinite(x)) or (n is not None and len(x) != n):
+        raise ValueError(f"{name} must be {n if n is not None else ''} finite numbers, got {value!r}")
+    return x
+
+
+def _gains(value, name, joints, out_v, nv):
+    x = _numbers(value, name)
+    if len(x) not in (1, len(joints)):
+        raise ValueError(f"{name} takes one value or one per joint of `joints` ({len(joints)}), got {len(x)}")
+    gains = np.zeros(nv)
+    gains[out_v] = x
+    return gains
+
+
+def build_config(params, description, load_cache):
+    """Parameters (name -> value) and URDF text or path -> Config, or ValueError naming the
+    problem. load_cache keeps parsed models so that a gravity change does not re-parse."""
+    key = (description, bool(params["floating_base"]), params["root_link"] or None, params["tip_link"] or None)
+    if key not in load_cache:
+        load_cache.clear()
+        load_cache[key] = load_urdf(*key)
+    model = copy.deepcopy(load_cache[key])
+    model.gravity = _numbers(params["gravity"], "gravity", 3)
+    if len(params["armature"] or []):
+        model.armature = _numbers(params["armature"], "armature")
+    _add_payload(model, params)
+    joints = list(params["joints"] or model.joint_names)
+    _check_names(joints, model, "joints", complete=False)
+    out_v = model.joint_offset[1] + np.array([model.joint_index[j] for j in joints], dtype=np.intp)
+    if params["feedforward.evaluate_at"] not in EVALUATE_AT:
+        raise ValueError(f"feedforward.evaluate_at must be one of {EVALUATE_AT}, "
+                         f"got {params['feedforward.evaluate_at']!r}")
+    kp = _gains(params["feedforward.kp"], "feedforward.kp", joints, out_v, model.nv)
+    kd = _gains(params["feedforward.kd"], "feedforward.kd", joints, out_v, model.nv)
+    rd.gravity_torques(model, _neutral(model))      # loads the compiled kernels now, not on the first message
+    return Config(model, joints, out_v, kp, kd, params["feedforward.evaluate_at"])
+
+
+def _add_payload(model, params):
+    mass = float(params["payload.mass"])
+    if mass == 0.0:
+        return
+    link = params["payload.link"] or params["tip_link"]
+    if not link:
+        raise ValueError("a payload needs payload.link or tip_link to say where it is attached")
+    com = _numbers(params["payload.com"], "payload.com", 3)
+    ixx, iyy, izz, ixy, ixz, iyz = _numbers(params["payload.inertia"], "payload.inertia", 6)
+    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    if mass < 0 or np.linalg.eigvalsh(inertia).min() < -1e-12:
+        raise ValueError(f"payload mass must be >= 0 and its inertia positive semi-definite, "
+                         f"got mass {mass} and inertia {list(params['payload.inertia'])}")
+    frame = model.frame(link)
+    if frame.body < 0:
+        raise ValueError(f"payload link {link!r} is fixed to the world")
+    added = transform_inertia(inertia_about_origin(mass, com, inertia), frame.rotation, frame.translation)
+    model.set_body_inertia(frame.body, model.inertia[frame.body] + added)
+
+
+def _neutral(model):
+    q = np.zeros(model.nq)
+    if model.floating_base:
+        q[6] = 1.0
+    return q
+
+
+def _check_names(names, model, what, complete=True):
+    """Duplicate, unknown and (if complete) missing joint names, each named in the error."""
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"{what}: duplicate joint names {dup}")
+    unknown = [n for n in names if n not in model.joint_index]
+    if unknown:
+        raise ValueError(f"{what}: unknown joints {unknown}; the model's joints are {model.joint_names}")
+    missing = [n for n in model.joint_names if n not in names] if complete else []
+    if missing:
+        raise ValueError(f"{what}: missing joints {missing}")
+
+
+class RequestState:
+    """The arrays of one service request, mapped by joint name into model coordinates."""
+
+    def __init__(self, model, joint_names):
+        self.model = model
+        self.names = list(joint_names) or list(model.joint_names)
+        _check_names(self.names, model, "joint_names")
+        qo, vo = model.joint_offset
+        idx = np.array([model.joint_index[n] for n in self.names], dtype=np.intp)
+        self.iq, self.iv = qo + idx, vo + idx
+
+    def joint_array(self, values, field, optional=True):
+        x = np.asarray(values, dtype=float)
+        if optional and len(x) == 0:
+            return np.zeros(len(self.names))
+        if len(x) != len(self.names):
+            raise ValueError(f"{field} has {len(x)} values for {len(self.names)} joints")
+        bad = np.flatnonzero(~np.isfinite(x))
+        if len(bad):
+            raise ValueError(f"{field} contains NaN or inf (joint {self.names[bad[0]]!r})")
+        return x
+
+    def q(self, positions, base_pose=None):
+        q = _neutral(self.model)
+        q[self.iq] = self.joint_array(positions, "positions", optional=False)
+        if self.model.floating_base and base_pose is not None:
+            p, o = base_pose.position, base_pose.orientation
+            q[:7] = _finite([p.x, p.y, p.z, o.x, o.y, o.z, o.w], "base_pose")
+        return q
+
+    def v(self, values, field, base=None):
+        v = np.zeros(self.model.nv)
+        v[self.iv] = self.joint_array(values, field)
+        if self.model.floating_base and base is not None:
+            v[:6] = _finite(_twist(base), f"base {field}")
+        return v
+
+    def out(self, x):
+        """Model-order vector -> array.array in request order."""
+        return array.array("d", x[self.iv].tobytes())
+
+
+def _finite(values, what):
+    x = np.array(values, dtype=float)
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{what} contains NaN or inf")
+    return x
+
+
+def _twist(msg):
+    """Twist / Accel / Wrench message -> [linear; angular] (or [force; torque])."""
+    a, b = (msg.linear, msg.angular) if hasattr(msg, "linear") else (msg.force, msg.torque)
+    return [a.x, a.y, a.z, b.x, b.y, b.z]
+
+
+def _set_twist(msg, x):
+    a, b = (msg.linear, msg.angular) if hasattr(msg, "linear") else (msg.force, msg.torque)
+    a.x, a.y, a.z, b.x, b.y, b.z = map(float, x)
+
+
+def _external_wrenches(model, link_wrenches):
+    """LinkWrench[] -> {frame: (wrench, reference)}, every link and reference checked."""
+    out = {}
+    for lw in link_wrenches:
+        model.frame(lw.link)
+        reference = lw.reference or "local_world_aligned"
+        if reference not in REFERENCES:
+            raise ValueError(f"external wrench on {lw.link!r}: reference must be one of "
+                             f"{', '.join(REFERENCES)}, got {lw.reference!r}")
+        if lw.link in out:
+            raise ValueError(f"external_wrenches names link {lw.link!r} twice; give one wrench per link")
+        out[lw.link] = (_finite(_twist(lw.wrench), f"external wrench on {lw.link!r}"), reference)
+    return out
+
+
+def _error_text(exc):
+    return exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+
+
+class JointStateMap:
+    """Maps a joint_states name list onto model coordinates; built once per distinct list."""
+
+    def __init__(self, model, names):
+        known = [(k, model.joint_index[n]) for k, n in enumerate(names) if n in model.joint_index]
+        self.duplicates = len(set(names)) != len(names)
+        self.src = np.array([k for k, _ in known], dtype=np.intp)
+        idx = np.array([j for _, j in known], dtype=np.intp)
+        self.iq, self.iv, self.joint = model.joint_offset[0] + idx, model.joint_offset[1] + idx, idx
+        self.count = len(names)
+
+
+class DynamicsNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__("robot_dynamics", **kwargs)
+        for name, (default, text) in PARAMETERS.items():
+            self.declare_parameter(name, default, ParameterDescriptor(
+                description=text, dynamic_typing=not isinstance(default, str)))
+        self.config = None
+        self._load_cache, self._maps, self._pending = {}, {}, None
+        self._topic_description = None
+        self._reference = None
+        self._stats = dict(messages=0, rejected=0, latency_sum=0.0, latency_max=0.0, computed=0)
+        self._last_error = ""
+        self._missing = []
+        self._warned = {}
+
+        # no QoS event handlers on the outputs: each costs the executor ~2 us on every wake-up at 1 kHz
+        publish = lambda kind, topic: self.create_publisher(  # noqa: E731
+            kind, topic, 10, event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
+        self.gravity_out = (publish(JointState, "~/gravity_torques"), JointState(),
+                            publish(Float64MultiArray, "~/gravity_commands"), Float64MultiArray())
+        self.feedforward_out = (publish(JointState, "~/feedforward_torques"), JointState(),
+                                publish(Float64MultiArray, "~/feedforward_commands"), Float64MultiArray())
+        self.pub_diag = publish(DiagnosticArray, "/diagnostics")
+        self.create_subscription(JointState, "joint_states", self.on_joint_states, qos_profile_sensor_data,
+                                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
+        self.create_subscription(JointTrajectory, "~/reference", self.on_reference, 1)   # only the latest counts
+        self.create_subscription(PoseStamped, "~/base_pose", self.on_base_pose, qos_profile_sensor_data)
+        for name, kind, handler in (("inverse_dynamics", srv.InverseDynamics, self.inverse_dynamics),
+                                    ("forward_dynamics", srv.ForwardDynamics, self.forward_dynamics),
+                                    ("hybrid_dynamics", srv.HybridDynamics, self.hybrid_dynamics),
+                                    ("wrench_to_joint_torques", srv.WrenchToJointTorques, self.wrench_to_joint_torques)):
+            self.create_service(kind, f"~/{name}", self._guarded(handler))
+
+        params = self._params()
+        if params["robot_description"] or params["urdf_file"]:
+            self._reconfigure(params, fatal=False)
+        else:
+            self.get_logger().info("no robot_description or urdf_file parameter: waiting for a URDF on "
+                                   f"{self.resolve_topic_name('robot_description')}; publishing nothing until then")
+            self.create_subscription(String, "robot_description", self.on_description, DESCRIPTION_QOS)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_post_set_parameters_callback(self._post_set_parameters)
+        self._diag_time = time.monotonic()
+        self.create_timer(float(params["diagnostics_period"]), self.publish_diagnostics)
+
+    # --- configuration ----------------------------------------------------------------------------
+    def _params(self, changes=()):
+        params = {name: self.get_parameter(name).value for name in PARAMETERS}
+        params.update({p.name: p.value for p in changes})
+        return params
+
+    def _description(self, params):
+        return params["robot_description"] or params["urdf_file"] or self._topic_description
+
+    def _reconfigure(self, params, fatal=True):
+        try:
+            config = build_config(params, self._description(params), self._load_cache)
+        except Exception as exc:   # a bad URDF or parameter must not stop the node
+            self._last_error = f"model not (re)built: {_error_text(exc)}"
+            self._stats["rejected"] += 1
+            self.get_logger().error(self._last_error)
+            if fatal:
+                raise
+            return
+        self._apply(config)
+
+    def _apply(self, config):
+        self.config, self._maps, self._reference = config, {}, None
+        self.gravity_out[1].name = self.feedforward_out[1].name = config.joints
+        model = config.model
+        self._q, self._v = _neutral(model), np.zeros(model.nv)
+        self._seen = np.zeros(len(model.joint_names), bool)
+        self._complete = False
+        self._missing = list(model.joint_names)
+        self._last_error = ""
+        self.get_logger().info(f"model {model.name!r}: {len(model.joint_names)} joints, nq={model.nq}, "
+                               f"nv={model.nv}, total mass {model.total_mass:.3f} kg; output joints {config.joints}")
+
+    def _on_set_parameters(self, changes):
+        known = [p for p in changes if p.name in PARAMETERS]
+        if not known:
+            return SetParametersResult(successful=True)
+        params = self._params(known)
+        if self._description(params) is None:
+            self._pending = None        # nothing to build yet; checked when a description arrives
+            return SetParametersResult(successful=True)
+        try:
+            self._pending = build_config(params, self._description(params), self._load_cache)
+        except Exception as exc:
+            return SetParametersResult(successful=False, reason=_error_text(exc))
+        return SetParametersResult(successful=True)
+
+    def _post_set_parameters(self, changes):
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            keep_state = self.config is not None and pending.model.joint_names == self.config.model.joint_names
+            state = (self._q, self._v, self._seen, self._complete, self._missing, self._reference) if keep_state else None
+            self._apply(pending)
+            if state:   # same joints: keep the measured state and the reference across e.g. a gravity change
+                self._q, self._v, self._seen, self._complete, self._missing, self._reference = state
+
+    def on_description(self, msg):
+        previous, self._topic_description = self._topic_description, msg.data
+        params = self._params()
+        if params["robot_description"] or params["urdf_file"]:
+            return      # a description parameter wins over the topic
+        self._reconfigure(params, fatal=False)
+        if self._last_error:
+            self._topic_description = previous
+
+    # --- joint_states -> gravity (and feedforward) --------------------------------------------------
+    def on_joint_states(self, msg):
+        t0 = time.perf_counter()
+        self._stats["messages"] += 1
+        config = self.config
+        if config is None:
+            return
+        names = msg.name
+        key = tuple(names)
+        jmap = self._maps.get(key)
+        if jmap is None:
+            if len(self._maps) > 64:
+                self._maps.clear()
+            jmap = self._maps[key] = JointStateMap(config.model, names)
+        pos, vel = np.frombuffer(msg.position), np.frombuffer(msg.velocity)
+        problem = ("duplicate joint names" if jmap.duplicates else
+                   f"{len(pos)} positions for {jmap.count} names" if len(pos) != jmap.count else
+                   f"{len(vel)} velocities for {jmap.count} names" if len(vel) not in (0, jmap.count) else
+                   "NaN or inf values" if not (np.isfinite(pos).all() and np.isfinite(vel).all()) else None)
+        if problem:
+            return self._reject(f"joint_states rejected: {problem}")
+        self._q[jmap.iq] = pos[jmap.src]
+        self._v[jmap.iv] = vel[jmap.src] if len(vel) else 0.0
+        if not self._complete:
+            self._seen[jmap.joint] = True
+            self._complete = bool(self._seen.all())
+            self._missing = [n for n, s in zip(config.model.joint_names, self._seen) if not s]
+            if not self._complete:
+                self.get_logger().warning(f"waiting for joint_states of {self._missing}; publishing nothing",
+                                       throttle_duration_sec=5.0)
+                return
+        stamp = msg.header.stamp
+        self._publish(self.gravity_out, rd.gravity_torques(config.model, self._q), stamp)
+        if self._reference is not None:
+            self._publish_feedforward(stamp)
+        self._record(time.perf_counter() - t0)
+
+    def _publish(self, outputs, tau, stamp):
+        """One torque vector to a JointState and a Float64MultiArray publisher; the messages are
+        built once per configuration and only refilled here."""
+        pub_state, state, pub_command, command = outputs
+        effort = array.array("d", tau[self.config.out_v].tobytes())
+        if pub_state.get_subscription_count():
+            state.header.stamp = stamp
+            state.effort = effort
+            pub_state.publish(state)
+        if pub_command.get_subscription_count():
+            command.data = effort
+            pub_command.publish(command)
+
+    def _reject(self, text):
+        """Count and report a bad input; each distinct message at most every 2 s."""
+        self._stats["rejected"] += 1
+        self._last_error = text
+        now = time.monotonic()
+        if now - self._warned.get(text, -1e9) > 2.0:
+            self._warned[text] = now
+            self.get_logger().warning(text)
+
+    def _record(self, seconds):
+        s = self._stats
+        s["computed"] += 1
+        s["latency_sum"] += seconds
+        s["latency_max"] = max(s["latency_max"], seconds)
+
+    def on_base_pose(self, msg):
+        if self.config is None or not self.config.model.floating_base:
+            return
+        p, o = msg.pose.position, msg.pose.orientation
+        x = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
+        norm = np.linalg.norm(x[3:])
+        if not np.all(np.isfinite(x)) or abs(norm - 1.0) > 1e-6:
+            return self._reject(f"base_pose rejected: needs finite values and a unit quaternion (norm {norm:.6g})")
+        self._q[:7] = x
+
+    # --- reference -> computed-torque feedforward -----------------------------------------------------
+    def on_reference(self, msg):
+        config = self.config
+        if config is None:
+            return
+        try:
+            if not msg.points:
+                raise ValueError("the trajectory has no points")
+            request = RequestState(config.model, msg.joint_names)
+            point = msg.points[0]
+            q_d = request.q(point.positions, None)
+            if config.model.floating_base:
+                q_d[:7] = self._q[:7]
+            self._reference = (q_d, request.v(point.velocities, "velocities"),
+                               request.v(point.accelerations, "accelerations"))
+        except ValueError as exc:
+            return self._reject(f"reference rejected: {_error_text(exc)}")
+        if self._complete or (config.evaluate_at == "desired" and not (config.kp.any() or config.kd.any())):
+            self._publish_feedforward(msg.header.stamp)
+
+    def _publish_feedforward(self, stamp):
+        """tau = M(q_e)(qdd_d + kp (q_d - q) + kd (qd_d - qd)) + C(q_e, qd_e) qd_e + g(q_e), one RNEA
+        (seed 001 computed-torque control); q_e is the desired or the measured state."""
+        config = self.config
+        q_d, v_d, a_d = self._reference
+        a = a_d
+        if self._complete and (config.kp.any() or config.kd.any()):
+            error_q = np.zeros(config.model.nv)
+            error_q[config.model.joint_offset[1]:] = (q_d - self._q)[config.model.joint_offset[0]:]
+            a = a_d + config.kp * error_q + config.kd * (v_d - self._v)
+        q_e, v_e = (q_d, v_d) if config.evaluate_at == "desired" else (self._q, self._v)
+        self._publish(self.feedforward_out, rd.inverse_dynamics(config.model, q_e, v_e, a), stamp)
+
+    # --- services -------------------------------------------------------------------------------------
+    def _guarded(self, handler):
+        """Run a service handler; any error becomes success=false with a message naming it."""
+        def serve(request, response):
+            try:
+                if self.config is None:
+                    raise ValueError("no robot model loaded yet (set robot_description or urdf_file, "
+                                     "or publish the URDF on robot_description)")
+                handler(self.config.model, request, response)
+                response.success, response.message = True, "ok"
+            except Exception as exc:
+                response.success, response.message = False, _error_text(exc) or type(exc).__name__
+                self._stats["rejected"] += 1
+                self.get_logger().warning(f"{handler.__name__}: {response.message}", throttle_duration_sec=1.0)
+            return response
+        serve.__name__ = handler.__name__
+        return serve
+
+    @staticmethod
+    def inverse_dynamics(model, req, res):
+        rs = RequestState(model, req.joint_names)
+        tau = rd.inverse_dynamics(model, rs.q(req.positions, req.base_pose),
+                                  rs.v(req.velocities, "velocities", req.base_twist),
+                                  rs.v(req.accelerations, "accelerations", req.base_acceleration),
+                                  _external_wrenches(model, req.external_wrenches))
+        res.joint_names, res.efforts = rs.names, rs.out(tau)
+        if model.floating_base:
+            _set_twist(res.base_wrench, tau[:6])
+
+    @staticmethod
+    def forward_dynamics(model, req, res):
+        rs = RequestState(model, req.joint_names)
+        qdd = rd.forward_dynamics(model, rs.q(req.positions, req.base_pose),
+                                  rs.v(req.velocities, "velocities", req.base_twist),
+                                  rs.v(req.efforts, "efforts", req.base_wrench),
+                                  _external_wrenches(model, req.external_wrenches))
+        res.joint_names, res.accelerations = rs.names, rs.out(qdd)
+        if model.floating_base:
+            _set_twist(res.base_acceleration, qdd[:6])
+
+    @staticmethod
+    def hybrid_dynamics(model, req, res):
+        rs = RequestState(model, req.joint_names)
+        if len(req.acceleration_known) != len(rs.names):
+            raise ValueError(f"acceleration_known has {len(req.acceleration_known)} values "
+                             f"for {len(rs.names)} joints")
+        known = np.zeros(model.nv, bool)        # a floating base is unactuated: zero wrench, acceleration solved
+        known[rs.iv] = np.asarray(req.acceleration_known, bool)
+        qdd, tau = rd.hybrid_dynamics(model, rs.q(req.positions, req.base_pose),
+                                      rs.v(req.velocities, "velocities", req.base_twist), known,
+                                      rs.v(req.accelerations, "accelerations"), rs.v(req.efforts, "efforts"))
+        res.joint_names, res.accelerations, res.efforts = rs.names, rs.out(qdd), rs.out(tau)
+
+    @staticmethod
+    def wrench_to_joint_torques(model, req, res):
+        rs = RequestState(model, req.joint_names)
+        reference = req.reference or "local_world_aligned"
+        q = rs.q(req.positions, req.base_pose)
+        J = rd.frame_jacobian(model, q, req.frame, reference)[:, rs.iv]
+        tau = J.T @ _finite(_twist(req.wrench), "wrench")
+        res.joint_names, res.efforts = rs.names, array.array("d", tau.tobytes())
+        res.jacobian, res.jacobian_rows, res.jacobian_cols = array.array("d", J.tobytes()), 6, len(rs.names)
+
+    # --- diagnostics -------------------------------------------------------------------------------------
+    def publish_diagnostics(self):
+        now = time.monotonic()
+        period, self._diag_time = now - self._diag_time, now
+        s, status = self._stats, DiagnosticStatus(name=f"{self.get_name()}: dynamics")
+        computed = max(s["computed"], 1)
+        values = {
+            "model": self.config.model.name if self.config else "none",
+            "joint_states rate [Hz]": f"{s['messages'] / period:.1f}",
+            "compute latency mean [us]": f"{1e6 * s['latency_sum'] / computed:.1f}",
+            "compute latency max [us]": f"{1e6 * s['latency_max']:.1f}",
+            "rejected inputs": str(s["rejected"]),
+            "missing joints": " ".join(self._missing) if self.config else "",
+            "last error": self._last_error,
+        }
+        if self.config is None:
+            status.level, status.message = DiagnosticStatus.ERROR, "no robot model loaded"
+        elif self._missing:
+            status.level, status.message = DiagnosticStatus.WARN, f"waiting for joint_states of {self._missing}"
+        elif s["rejected"]:
+            status.level, status.message = DiagnosticStatus.WARN, f"{s['rejected']} inputs rejected"
+        else:
+            status.level, status.message = DiagnosticStatus.OK, "serving"
+        status.hardware_id = values["model"]
+        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        diag = DiagnosticArray(status=[status])
+        diag.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diag.publish(diag)
+        self._stats = dict(messages=0, rejected=0, latency_sum=0.0, latency_max=0.0, computed=0)
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = DynamicsNode()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception:
+        if rclpy.ok():      # not a SIGTERM/SIGINT shutdown racing the executor
+            raise
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

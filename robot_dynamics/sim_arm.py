@@ -1,0 +1,208 @@
+"""Simulated arm, the Gazebo stand-in of the closed-loop demo: a URDF in MuJoCo, stepped in real time.
+
+Interface of a ros2_control arm with one effort controller:
+- publishes `joint_states` (sensor_msgs/JointState: positions, velocities and the applied efforts,
+  stamped with sim time) and `/clock` after every physics step;
+- takes efforts on `<controller>/commands` (std_msgs/Float64MultiArray in `joints` order), like
+  effort_controllers/JointGroupEffortController; a command holds until the next one and is clamped
+  at the URDF effort limits.
+
+Parameters: `urdf_file` (path) or `robot_description` (URDF text); `controller` (default
+`effort_controller`); `joints` (command and state order, default: every joint of the model);
+`rate` (physics steps per second, default 1000); `initial_positions`, `damping`, `friction` (one
+value per joint or one for all; default 0: no joint damping or dry friction unless set here);
+`wait_for_command` (default true: stay paused, like a paused Gazebo, until the first command, so
+the arm does not move before the loop is closed); `lockstep` (default false: see below). Visual and
+collision geometry is dropped: the arm has no contacts.
+
+Sim time advances at most one step per wall-clock period; when the host cannot keep up, the
+real-time factor drops below 1 instead of steps being skipped. With `lockstep`, a step also waits
+for a command that arrived after the last state was published, as if the controller ran inside the
+physics loop (like gz_ros2_control's): the loop then behaves the same however loaded the host is,
+only slower. A state left unanswered for LOCKSTEP_RESEND (a lost message, or nobody listening yet)
+is published again.
+
+Run: `sim_arm --ros-args -p urdf_file:=urdf/puma560.urdf` (or `python -m robot_dynamics.sim_arm`).
+"""
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ET
+
+import mujoco
+import numpy as np
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.time import Time
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+MAX_LAG = 0.05          # s behind the wall clock the stepping may catch up on; beyond, sim time slows down
+LOCKSTEP_RESEND = 0.1   # s without a command before the same state is published again (lockstep)
+
+
+def read_urdf(path):
+    """The URDF text of a .urdf file, or of a .xacro file expanded."""
+    if path.endswith(".xacro"):
+        import xacro
+        return xacro.process_file(path).toxml()
+    with open(path, encoding="utf-8") as file:
+        return file.read()
+
+
+def mujoco_arm(urdf_text, joints=None, timestep=1e-3, damping=0.0, friction=0.0):
+    """Compile a URDF into a MuJoCo model with one motor actuator per joint, in `joints` order.
+
+    Inertias come from the <inertial> elements only (no geometry is kept); armature is 0, as in
+    the URDF; joint damping and dry friction are set from the arguments, not from the URDF. Position
+    limits and effort limits (clamping the actuator force) are MuJoCo's import of the URDF <limit>.
+    """
+    robot = ET.fromstring(urdf_text)
+    for link in robot.iter("link"):
+        for geometry in link.findall("visual") + link.findall("collision"):
+            link.remove(geometry)
+    spec = mujoco.MjSpec.from_string(ET.tostring(robot, encoding="unicode"))
+    spec.option.timestep = timestep
+    by_name = {joint.name: joint for joint in spec.joints}
+    joints = list(by_name) if joints is None else list(joints)
+    unknown = [name for name in joints if name not in by_name]
+    if unknown:
+        raise ValueError(f"joints not in the URDF: {', '.join(unknown)}")
+    damping = per_joint(damping, len(joints), "damping")
+    friction = per_joint(friction, len(joints), "friction")
+    for name, joint_damping, joint_friction in zip(joints, damping, friction):
+        joint = by_name[name]
+        joint.damping = [joint_damping, 0.0, 0.0]
+        joint.frictionloss = joint_friction
+        joint.armature = 0.0
+        spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+    return spec.compile()
+
+
+def per_joint(values, n, name):
+    """A number or a sequence of 1 or n numbers as an array of n numbers."""
+    values = np.atleast_1d(np.asarray(values, dtype=float))
+    if values.size not in (1, n):
+        raise ValueError(f"{name} takes 1 value or one per joint ({n}), got {values.size}")
+    return np.broadcast_to(values, (n,)).copy()
+
+
+class SimArm(Node):
+    def __init__(self):
+        super().__init__("sim_arm")
+        self.declare_parameter("urdf_file", "")
+        self.declare_parameter("robot_description", "")
+        self.declare_parameter("controller", "effort_controller")
+        self.declare_parameter("joints", Parameter.Type.STRING_ARRAY)
+        for name, default in (("rate", 1000.0), ("initial_positions", [0.0]), ("damping", [0.0]),
+                              ("friction", [0.0])):   # numbers: ints accepted too
+            self.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True))
+        self.declare_parameter("wait_for_command", True)
+        self.declare_parameter("lockstep", False)
+        param = lambda name: self.get_parameter(name).value  # noqa: E731
+
+        urdf_text = param("robot_description") or (param("urdf_file") and read_urdf(param("urdf_file")))
+        if not urdf_text:
+            raise ValueError("set the parameter urdf_file or robot_description")
+        try:
+            joints = param("joints")
+        except ParameterUninitializedException:
+            joints = None
+        self.period_ns = round(1e9 / float(param("rate")))
+        self.model = mujoco_arm(urdf_text, joints, self.period_ns * 1e-9,
+                                param("damping"), param("friction"))
+        self.data = mujoco.MjData(self.model)
+        self.joint_names = [self.model.actuator(i).name for i in range(self.model.nu)]
+        joint_ids = self.model.actuator_trnid[:, 0]
+        self.qpos_index = self.model.jnt_qposadr[joint_ids]
+        self.dof_index = self.model.jnt_dofadr[joint_ids]
+        initial_positions = per_joint(param("initial_positions"), self.model.nu, "initial_positions")
+        self.data.qpos[self.qpos_index] = initial_positions
+        mujoco.mj_forward(self.model, self.data)
+
+        self.steps = 0
+        self.command = None if param("wait_for_command") else np.zeros(self.model.nu)  # None: paused
+        self.lockstep = param("lockstep")
+        self.fresh_command = threading.Event()   # a command arrived since the state was published
+        self.state_pub = self.create_publisher(JointState, "joint_states", 10)
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10)
+        command_topic = f"{param('controller')}/commands"
+        self.create_subscription(Float64MultiArray, command_topic, self.on_command, 1)
+        self.get_logger().info(
+            f"{self.model.nu} joints ({', '.join(self.joint_names)}), {param('rate'):g} Hz, efforts on "
+            f"{command_topic}" + (", paused until the first command" if self.command is None else "")
+            + (", lockstep with the commands" if self.lockstep else ""))
+
+    def on_command(self, msg):
+        if len(msg.data) != self.model.nu:
+            self.get_logger().error(f"command of {len(msg.data)} efforts for {self.model.nu} joints: ignored",
+                                    throttle_duration_sec=1.0)
+            return
+        if self.command is None:
+            self.get_logger().info("first command received: running")
+        self.command = np.array(msg.data)
+        self.fresh_command.set()
+
+    def publish_state(self):
+        stamp = Time(nanoseconds=self.steps * self.period_ns).to_msg()
+        self.clock_pub.publish(Clock(clock=stamp))
+        msg = JointState(name=self.joint_names)
+        msg.header.stamp = stamp
+        msg.position = self.data.qpos[self.qpos_index].tolist()
+        msg.velocity = self.data.qvel[self.dof_index].tolist()
+        msg.effort = self.data.qfrc_actuator[self.dof_index].tolist()
+        self.state_pub.publish(msg)
+
+    def run(self):
+        """Until shutdown: publish the state, sleep until the next wall-clock tick, step with the
+        latest command (commands are taken by an executor in another thread)."""
+        period = self.period_ns * 1e-9
+        next_tick = time.monotonic()
+        while rclpy.ok():
+            self.fresh_command.clear()
+            self.publish_state()
+            next_tick = max(next_tick + period, time.monotonic() - MAX_LAG)
+            time.sleep(max(0.0, next_tick - time.monotonic()))
+            if self.lockstep and not self.fresh_command.wait(LOCKSTEP_RESEND):
+                continue
+            if self.command is not None:
+                self.data.ctrl[:] = self.command
+                mujoco.mj_step(self.model, self.data)
+                self.steps += 1
+
+
+def spin_until_shutdown(executor):
+    try:
+        executor.spin()
+    except ExternalShutdownException:
+        pass
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    executor = SingleThreadedExecutor()
+    spinner = threading.Thread(target=spin_until_shutdown, args=(executor,))
+    try:
+        node = SimArm()
+        executor.add_node(node)
+        spinner.start()
+        node.run()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ValueError as exc:   # a bad parameter or URDF, named in the message
+        rclpy.logging.get_logger("sim_arm").fatal(str(exc))
+        return 1
+    finally:
+        rclpy.try_shutdown()    # also ends the executor's spin
+        if spinner.is_alive():
+            spinner.join()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""The closed-loop demo, shortened: scenario 1 (the node's gravity compensation holds the simulated
+arm, zero efforts let it fall) over real DDS with the processes `make demo` starts, and Ctrl-C.
+conftest.py gives the session a random ROS_DOMAIN_ID on localhost; no spawned process may outlive
+its test."""
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import yaml
+
+from robot_dynamics import dynamics as rd
+from robot_dynamics.urdf import load_urdf
+
+HOLD_TIME = 1.0        # s of sim time per run (make demo: 5 s)
+HOLD_TOLERANCE = 1e-3  # rad, per joint (the issue's target for the 5 s hold)
+FALL_MINIMUM = 0.1     # rad: the falling baseline leaves the start pose by far more than the hold
+LAUNCH_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "launch", "demo.launch.py")
+
+
+@pytest.fixture
+def spawned(monkeypatch):
+    """Every process started through subprocess.Popen during the test; all must have exited."""
+    processes = []
+
+    class RecordingPopen(subprocess.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            processes.append(self)
+
+    monkeypatch.setattr(subprocess, "Popen", RecordingPopen)
+    yield processes
+    assert processes and all(process.poll() is not None for process in processes)
+
+
+@pytest.fixture
+def ros():
+    rclpy = pytest.importorskip("rclpy")
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+def test_gravity_compensation_holds_the_arm_that_otherwise_falls(ros, spawned):
+    from robot_dynamics import closed_loop_demo as demo  # imports rclpy
+
+    model = load_urdf(demo.URDF)
+    kp, kd = demo.pd_gains(model)
+    hold, fall = (demo.record(run, model, kp, kd) for run in demo.scenario_runs(hold_time=HOLD_TIME)[:2])
+    hold_drift, fall_drift = (np.abs(rec.error).max(axis=0) for rec in (hold, fall))
+    assert hold.t[-1] >= HOLD_TIME and fall.t[-1] >= HOLD_TIME
+    assert hold.t[0] == 0.0, "the recording must start with the loop"
+    assert np.all(hold_drift < HOLD_TOLERANCE), hold_drift
+    assert fall_drift.max() > FALL_MINIMUM, fall_drift
+    np.testing.assert_allclose(hold.effort[-1], rd.gravity_torques(model, hold.q[-1]), atol=1e-6)
+    assert len(spawned) == 3    # hold: sim_arm and the node; fall: sim_arm
+
+
+def children_of(pid):
+    """Live child processes of pid (Linux /proc)."""
+    children = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:   # exited meanwhile
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            children.append(int(entry))
+    return children
+
+
+def test_ctrl_c_stops_the_demo_and_every_process_it_started():
+    command = [sys.executable, "-m", "robot_dynamics.closed_loop_demo", "--output", os.devnull]
+    demo = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not children_of(demo.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        children = children_of(demo.pid)
+        assert children, "the demo started no process"
+        time.sleep(1.0)
+        demo.send_signal(signal.SIGINT)
+        output = demo.communicate(timeout=15)[0].decode()
+    finally:
+        demo.kill()
+        demo.wait()
+    assert demo.returncode == 130, output
+    assert "interrupted" in output
+    assert not [pid for pid in children if os.path.exists(f"/proc/{pid}")], output
+
+
+def test_launch_file_starts_the_demo_setup():
+    """launch/demo.launch.py against the real launch_ros API (ROS installs only)."""
+    launch_ros = pytest.importorskip("launch_ros")
+    from launch import LaunchContext
+    from launch.actions import DeclareLaunchArgument
+
+    from robot_dynamics import closed_loop_demo as demo  # imports rclpy
+
+    spec = importlib.util.spec_from_file_location("demo_launch", LAUNCH_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    description = module.generate_launch_description()
+    arguments = {a.name: a for a in description.entities if isinstance(a, DeclareLaunchArgument)}
+    sim, node = [e for e in description.entities if isinstance(e, launch_ros.actions.Node)]
+    assert (sim.node_executable, node.node_executable) == ("sim_arm", "dynamics_node")
+
+    context = LaunchContext()
+    context.launch_configurations.update(urdf_file=demo.URDF, controller=demo.CONTROLLER)
+    for name in ("initial_positions", "lockstep"):
+        default = arguments[name].default_value
+        context.launch_configurations[name] = "".join(part.perform(context) for part in default)
+    initial_positions = yaml.safe_load(context.launch_configurations["initial_positions"])
+    assert np.array_equal(initial_positions, demo.START_POSE)
+    assert context.launch_configurations["lockstep"] == "true"
+    node._perform_substitutions(context)
+    remappings = [tuple(rule) for rule in node.expanded_remapping_rules]
+    assert remappings == [("~/gravity_commands", "/effort_controller/commands")]

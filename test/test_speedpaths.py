@@ -1,0 +1,59 @@
+"""The single-state fast paths (compiled code called directly) give what the general path gives."""
+import numpy as np
+import pytest
+
+from oracle import Pair
+from robot_dynamics import dynamics as rd
+
+
+@pytest.fixture(scope="module", params=[("panda", False), ("biped", True)], ids=["panda", "biped-freeflyer"])
+def pair(request):
+    return Pair(*request.param)
+
+
+def variants(x):
+    """x as the fast path takes it, then as inputs that must take the general path."""
+    ro = x.copy()
+    ro.flags.writeable = False
+    strided = np.repeat(x, 2)[::2]
+    return [x, list(x), ro, strided]
+
+
+def batch(x, like):
+    """x, repeated per row when `like` is a batch."""
+    return np.tile(x, (len(like), 1)) if np.ndim(like) == 2 else x
+
+
+def test_fast_and_general_paths_agree(pair):
+    m = pair.model
+    q, v, a = pair.random_state(np.random.default_rng(7))
+    known = np.arange(m.nv) % 2 == 0
+    frame = m.frame_names[-1]
+    F = np.arange(6.0)
+    calls = {
+        "tau": lambda q, v, a: rd.inverse_dynamics(m, q, v, a),
+        "g": lambda q, v, a: rd.gravity_torques(m, q),
+        "M": lambda q, v, a: rd.mass_matrix(m, q),
+        "qdd": lambda q, v, a: rd.forward_dynamics(m, q, v, a),
+        "hybrid": lambda q, v, a: np.concatenate(rd.hybrid_dynamics(m, q, v, batch(known, q), a, a), axis=-1),
+        "J": lambda q, v, a: rd.frame_jacobian(m, q, frame, "local"),
+        "H": lambda q, v, a: rd.frame_placement(m, q, frame),
+        "JtF": lambda q, v, a: rd.wrench_to_joint_torques(m, q, frame, batch(F, q)),
+    }
+    for name, call in calls.items():
+        fast = call(q, v, a)
+        np.testing.assert_array_equal(call(q, v, a), fast, err_msg=name)        # second call: direct
+        for x in zip(variants(q), variants(v), variants(a)):
+            np.testing.assert_array_equal(call(*x), fast, err_msg=name)
+        # a batch of one: same kernels (J^T F summed by einsum instead of @: rounding only)
+        np.testing.assert_allclose(call(q[None], v[None], a[None])[0], fast, rtol=1e-14, atol=1e-14, err_msg=name)
+
+
+def test_fast_path_leaves_inputs_alone(pair):
+    m = pair.model
+    q, v, a = pair.random_state(np.random.default_rng(8))
+    copies = [x.copy() for x in (q, v, a)]
+    rd.forward_dynamics(m, q, v, a)
+    rd.hybrid_dynamics(m, q, v, np.ones(m.nv, bool), v, a)
+    for x, c in zip((q, v, a), copies):
+        np.testing.assert_array_equal(x, c)
