@@ -40,7 +40,7 @@ def _vector(x, n, name, batch=None):
 def _plain(x, n, dtype=_F64):
     """x is already what the kernels take for one state: an array of shape (n,) and this
     dtype, C-contiguous, aligned and writeable (the fast paths' cheap check)."""
-    return type(x) is np.ndarray and x.shape == (n,) and x.dtype is dtype and x.flags.carray
+    return type(x) is np.ndarray and x.dtype is dtype and x.size == n and x.ndim == 1 and x.flags.carray
 
 
 def _batch_size(a):

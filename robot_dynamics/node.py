@@ -229,6 +229,19 @@ def _external_wrenches(model, link_wrenches):
     return out
 
 
+def _solve_state(model, req, res, solve, given, result):
+    """Request (q, qd, one more joint vector, external wrenches) -> solve -> response vector;
+    given and result name the joint array and the floating-base field of request and response."""
+    rs = RequestState(model, req.joint_names)
+    x = solve(model, rs.q(req.positions, req.base_pose), rs.v(req.velocities, "velocities", req.base_twist),
+              rs.v(getattr(req, given[0]), given[0], getattr(req, given[1])),
+              _external_wrenches(model, req.external_wrenches))
+    res.joint_names = rs.names
+    setattr(res, result[0], rs.out(x))
+    if model.floating_base:
+        _set_twist(getattr(res, result[1]), x[:6])
+
+
 def _error_text(exc):
     return exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
 
@@ -483,25 +496,15 @@ class DynamicsNode(Node):
 
     @staticmethod
     def inverse_dynamics(model, req, res):
-        rs = RequestState(model, req.joint_names)
-        tau = rd.inverse_dynamics(model, rs.q(req.positions, req.base_pose),
-                                  rs.v(req.velocities, "velocities", req.base_twist),
-                                  rs.v(req.accelerations, "accelerations", req.base_acceleration),
-                                  _external_wrenches(model, req.external_wrenches))
-        res.joint_names, res.efforts = rs.names, rs.out(tau)
-        if model.floating_base:
-            _set_twist(res.base_wrench, tau[:6])
+        """Efforts (and the base wrench) for positions, velocities, accelerations and wrenches."""
+        _solve_state(model, req, res, rd.inverse_dynamics, ("accelerations", "base_acceleration"),
+                     ("efforts", "base_wrench"))
 
     @staticmethod
     def forward_dynamics(model, req, res):
-        rs = RequestState(model, req.joint_names)
-        qdd = rd.forward_dynamics(model, rs.q(req.positions, req.base_pose),
-                                  rs.v(req.velocities, "velocities", req.base_twist),
-                                  rs.v(req.efforts, "efforts", req.base_wrench),
-                                  _external_wrenches(model, req.external_wrenches))
-        res.joint_names, res.accelerations = rs.names, rs.out(qdd)
-        if model.floating_base:
-            _set_twist(res.base_acceleration, qdd[:6])
+        """Accelerations (and the base acceleration) for positions, velocities, efforts and wrenches."""
+        _solve_state(model, req, res, rd.forward_dynamics, ("efforts", "base_wrench"),
+                     ("accelerations", "base_acceleration"))
 
     @staticmethod
     def hybrid_dynamics(model, req, res):
