@@ -293,7 +293,7 @@ class DynamicsNode(Node):
 
         params = self._params()
         if params["robot_description"] or params["urdf_file"]:
-            self._reconfigure(params, fatal=False)
+            self._reconfigure(params)
         else:
             self.get_logger().info("no robot_description or urdf_file parameter: waiting for a URDF on "
                                    f"{self.resolve_topic_name('robot_description')}; publishing nothing until then")
@@ -312,15 +312,13 @@ class DynamicsNode(Node):
     def _description(self, params):
         return params["robot_description"] or params["urdf_file"] or self._topic_description
 
-    def _reconfigure(self, params, fatal=True):
+    def _reconfigure(self, params):
         try:
             config = build_config(params, self._description(params), self._load_cache)
         except Exception as exc:   # a bad URDF or parameter must not stop the node
             self._last_error = f"model not (re)built: {_error_text(exc)}"
             self._stats["rejected"] += 1
             self.get_logger().error(self._last_error)
-            if fatal:
-                raise
             return
         self._apply(config)
 
@@ -353,7 +351,8 @@ class DynamicsNode(Node):
     def _post_set_parameters(self, changes):
         if self._pending is not None:
             pending, self._pending = self._pending, None
-            keep_state = self.config is not None and pending.model.joint_names == self.config.model.joint_names
+            old = self.config.model if self.config is not None else None
+            keep_state = old is not None and (pending.model.joint_names, pending.model.nq) == (old.joint_names, old.nq)
             state = (self._q, self._v, self._seen, self._complete, self._missing, self._reference) if keep_state else None
             self._apply(pending)
             if state:   # same joints: keep the measured state and the reference across e.g. a gravity change
@@ -364,7 +363,7 @@ class DynamicsNode(Node):
         params = self._params()
         if params["robot_description"] or params["urdf_file"]:
             return      # a description parameter wins over the topic
-        self._reconfigure(params, fatal=False)
+        self._reconfigure(params)
         if self._last_error:
             self._topic_description = previous
 

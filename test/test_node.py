@@ -181,6 +181,7 @@ def test_description_from_topic_late_rebuild_and_bad_text(client):
             with open(path) as f:
                 client.publish(String, node.description, String(data=f.read()), latched)
             model = load_urdf(path)
+            client.wait_for(lambda: f"model {model.name!r}" in node.output(), what=f"the node to build {model.name}")
             q = np.linspace(0.2, 0.7, model.nv)
             out, _ = gravity_round_trip(client, node, model.joint_names, q, stamp=hash(path) % 10**6)
             assert list(out.name) == model.joint_names
