@@ -25,7 +25,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.event_handler import PublisherEventCallbacks
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import (DurabilityPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
@@ -561,16 +561,19 @@ class DynamicsNode(Node):
 
 def main(args=None):
     rclpy.init(args=args)
+    executor = SingleThreadedExecutor()     # before the node: a signal during start-up then finds it whole
     node = None
     try:
         node = DynamicsNode()
-        rclpy.spin(node)
+        executor.add_node(node)
+        executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception:
-        if rclpy.ok():      # not a SIGTERM/SIGINT shutdown racing the executor
+        if rclpy.ok():      # not a SIGTERM/SIGINT shutdown racing the start-up
             raise
     finally:
+        executor.shutdown()
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
