@@ -43,6 +43,14 @@ def transform_inertia(inertia, rotation, translation):
     return np.concatenate(([m], rh + m * np.asarray(translation), sym_to_vec(rot_a)))
 
 
+def per_joint(values, n, name):
+    """A number, or 1 or n numbers, as an array of n finite numbers (ValueError naming `name`)."""
+    x = np.atleast_1d(np.asarray(values, dtype=float)).reshape(-1)
+    if x.size not in (1, n) or not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} takes one finite value or one per joint ({n}), got {values!r}")
+    return np.broadcast_to(x, (n,)).copy()
+
+
 def joint_frames(axis, joint_type):
     """Per body, a rotation Q whose z column is the joint axis (identity for a free flyer or
     an axis along z): the kernels' joint frame, see layout.py."""
@@ -103,11 +111,8 @@ class Model:
 
     def __post_init__(self):
         self.nb = len(self.body_names)
-        self.nq_full, self.nv_full = len(self.q_source), len(self.v_source)
-        self.has_mimic = self.nv_full != self.nv
+        self.has_mimic = len(self.v_source) != self.nv
         self.joint_index = {n: i for i, n in enumerate(self.joint_names)}
-        self.mimic_map = np.zeros((self.nv_full, self.nv))     # v_full = mimic_map @ v
-        self.mimic_map[np.arange(self.nv_full), self.v_source] = self.v_scale
         if self._armature is None:
             self._armature = np.zeros(self.nv)
         self.packed = np.zeros((self.nb + 1, L.NCOL))
@@ -193,6 +198,3 @@ class Model:
         except KeyError:
             raise KeyError(f"unknown frame {name!r}; the model has frames "
                            f"{', '.join(self.frame_names)}") from None
-
-    def body_of_link(self, name):
-        return self.frame(name).body

@@ -36,7 +36,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from . import dynamics as rd
-from .model import REFERENCES, inertia_about_origin, transform_inertia
+from .model import REFERENCES, inertia_about_origin, per_joint, transform_inertia
 from .urdf import load_urdf
 
 EVALUATE_AT = ("desired", "measured")
@@ -71,22 +71,21 @@ class Config:
     out_v: np.ndarray         # v index of each output joint
     kp: np.ndarray            # per model v, zero on the base
     kd: np.ndarray
+    feedback: bool            # any non-zero gain: the feedforward needs the measured state
     evaluate_at: str
 
 
 def _numbers(value, name, n=None):
     x = np.asarray(value if value is not None else [], dtype=float).reshape(-1)
     if not np.all(np.isfinite(x)) or (n is not None and len(x) != n):
-        raise ValueError(f"{name} must be {n if n is not None else ''} finite numbers, got {value!r}")
+        raise ValueError(f"{name} must be {'' if n is None else f'{n} '}finite numbers, got {value!r}")
     return x
 
 
-def _gains(value, name, joints, out_v, nv):
-    x = _numbers(value, name)
-    if len(x) not in (1, len(joints)):
-        raise ValueError(f"{name} takes one value or one per joint of `joints` ({len(joints)}), got {len(x)}")
+def _gains(value, name, out_v, nv):
+    """Gains given for the `joints` entries, as a vector over the model's v (zero elsewhere)."""
     gains = np.zeros(nv)
-    gains[out_v] = x
+    gains[out_v] = per_joint(value, len(out_v), f"{name} (for the entries of `joints`)")
     return gains
 
 
@@ -108,10 +107,10 @@ def build_config(params, description, load_cache):
     if params["feedforward.evaluate_at"] not in EVALUATE_AT:
         raise ValueError(f"feedforward.evaluate_at must be one of {EVALUATE_AT}, "
                          f"got {params['feedforward.evaluate_at']!r}")
-    kp = _gains(params["feedforward.kp"], "feedforward.kp", joints, out_v, model.nv)
-    kd = _gains(params["feedforward.kd"], "feedforward.kd", joints, out_v, model.nv)
+    kp = _gains(params["feedforward.kp"], "feedforward.kp", out_v, model.nv)
+    kd = _gains(params["feedforward.kd"], "feedforward.kd", out_v, model.nv)
     rd.gravity_torques(model, _neutral(model))      # loads the compiled kernels now, not on the first message
-    return Config(model, joints, out_v, kp, kd, params["feedforward.evaluate_at"])
+    return Config(model, joints, out_v, kp, kd, bool(kp.any() or kd.any()), params["feedforward.evaluate_at"])
 
 
 def _add_payload(model, params):
@@ -246,6 +245,11 @@ def _error_text(exc):
     return exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
 
 
+def _period_stats():
+    """Counters of one diagnostics period."""
+    return dict(messages=0, rejected=0, latency_sum=0.0, latency_max=0.0, computed=0)
+
+
 class JointStateMap:
     """Maps a joint_states name list onto model coordinates; built once per distinct list."""
 
@@ -268,7 +272,7 @@ class DynamicsNode(Node):
         self._load_cache, self._maps, self._pending = {}, {}, None
         self._topic_description = None
         self._reference = None
-        self._stats = dict(messages=0, rejected=0, latency_sum=0.0, latency_max=0.0, computed=0)
+        self._stats = _period_stats()
         self._last_error = ""
         self._missing = []
         self._warned = {}
@@ -459,7 +463,7 @@ class DynamicsNode(Node):
                                request.v(point.accelerations, "accelerations"))
         except ValueError as exc:
             return self._reject(f"reference rejected: {_error_text(exc)}")
-        if self._complete or (config.evaluate_at == "desired" and not (config.kp.any() or config.kd.any())):
+        if self._complete or (config.evaluate_at == "desired" and not config.feedback):
             self._publish_feedforward(msg.header.stamp)
 
     def _publish_feedforward(self, stamp):
@@ -468,7 +472,7 @@ class DynamicsNode(Node):
         config = self.config
         q_d, v_d, a_d = self._reference
         a = a_d
-        if self._complete and (config.kp.any() or config.kd.any()):
+        if self._complete and config.feedback:
             error_q = np.zeros(config.model.nv)
             error_q[config.model.joint_offset[1]:] = (q_d - self._q)[config.model.joint_offset[0]:]
             a = a_d + config.kp * error_q + config.kd * (v_d - self._v)
@@ -556,7 +560,7 @@ class DynamicsNode(Node):
         diag = DiagnosticArray(status=[status])
         diag.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(diag)
-        self._stats = dict(messages=0, rejected=0, latency_sum=0.0, latency_max=0.0, computed=0)
+        self._stats = _period_stats()
 
 
 def main(args=None):

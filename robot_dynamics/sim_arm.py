@@ -42,27 +42,21 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from .model import per_joint
+from .urdf import urdf_text
+
 MAX_LAG = 0.05          # s behind the wall clock the stepping may catch up on; beyond, sim time slows down
 LOCKSTEP_RESEND = 0.1   # s without a command before the same state is published again (lockstep)
 
 
-def read_urdf(path):
-    """The URDF text of a .urdf file, or of a .xacro file expanded."""
-    if path.endswith(".xacro"):
-        import xacro
-        return xacro.process_file(path).toxml()
-    with open(path, encoding="utf-8") as file:
-        return file.read()
-
-
-def mujoco_arm(urdf_text, joints=None, timestep=1e-3, damping=0.0, friction=0.0):
+def mujoco_arm(urdf, joints=None, timestep=1e-3, damping=0.0, friction=0.0):
     """Compile a URDF into a MuJoCo model with one motor actuator per joint, in `joints` order.
 
     Inertias come from the <inertial> elements only (no geometry is kept); armature is 0, as in
     the URDF; joint damping and dry friction are set from the arguments, not from the URDF. Position
     limits and effort limits (clamping the actuator force) are MuJoCo's import of the URDF <limit>.
     """
-    robot = ET.fromstring(urdf_text)
+    robot = ET.fromstring(urdf)
     for link in robot.iter("link"):
         for geometry in link.findall("visual") + link.findall("collision"):
             link.remove(geometry)
@@ -84,14 +78,6 @@ def mujoco_arm(urdf_text, joints=None, timestep=1e-3, damping=0.0, friction=0.0)
     return spec.compile()
 
 
-def per_joint(values, n, name):
-    """A number or a sequence of 1 or n numbers as an array of n numbers."""
-    values = np.atleast_1d(np.asarray(values, dtype=float))
-    if values.size not in (1, n):
-        raise ValueError(f"{name} takes 1 value or one per joint ({n}), got {values.size}")
-    return np.broadcast_to(values, (n,)).copy()
-
-
 class SimArm(Node):
     def __init__(self):
         super().__init__("sim_arm")
@@ -106,15 +92,15 @@ class SimArm(Node):
         self.declare_parameter("lockstep", False)
         param = lambda name: self.get_parameter(name).value  # noqa: E731
 
-        urdf_text = param("robot_description") or (param("urdf_file") and read_urdf(param("urdf_file")))
-        if not urdf_text:
+        urdf = param("robot_description") or (param("urdf_file") and urdf_text(param("urdf_file")))
+        if not urdf:
             raise ValueError("set the parameter urdf_file or robot_description")
         try:
             joints = param("joints")
         except ParameterUninitializedException:
             joints = None
         self.period_ns = round(1e9 / float(param("rate")))
-        self.model = mujoco_arm(urdf_text, joints, self.period_ns * 1e-9,
+        self.model = mujoco_arm(urdf, joints, self.period_ns * 1e-9,
                                 param("damping"), param("friction"))
         self.data = mujoco.MjData(self.model)
         self.joint_names = [self.model.actuator(i).name for i in range(self.model.nu)]

@@ -86,17 +86,21 @@ def _check_inertia(name, mass, inertia):
                     "(principal moments %s); loaded as given", name, np.round(eig, 9).tolist())
 
 
+def urdf_text(source):
+    """The URDF XML of a path (.urdf, or .xacro expanded) or of an XML string (returned as is)."""
+    if source.lstrip().startswith("<"):
+        return source
+    if not os.path.isfile(source):
+        raise URDFError(f"no such URDF file: {source!r}")
+    if source.endswith(".xacro"):
+        return _run_xacro(source)
+    with open(source, encoding="utf-8") as fh:
+        return fh.read()
+
+
 def _read_xml(source):
     """Parse a path (.urdf or .xacro) or an XML string; return the <robot> element."""
-    text = source
-    if not source.lstrip().startswith("<"):
-        if not os.path.isfile(source):
-            raise URDFError(f"no such URDF file: {source!r}")
-        if source.endswith(".xacro"):
-            text = _run_xacro(source)
-        else:
-            with open(source, encoding="utf-8") as fh:
-                text = fh.read()
+    text = urdf_text(source)
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:

@@ -7,6 +7,7 @@ import pytest
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
 from robot_dynamics.resources import bundled_urdf
+from robot_dynamics.urdf import urdf_text
 
 N_STATES = 100
 RTOL = 1e-9
@@ -14,11 +15,11 @@ RTOL = 1e-9
 
 @pytest.fixture(scope="module")
 def arms():
-    from robot_dynamics.sim_arm import mujoco_arm, read_urdf  # imports rclpy: only when run
+    from robot_dynamics.sim_arm import mujoco_arm  # imports rclpy: only when run
 
     path = bundled_urdf("puma560")
     model = load_urdf(path)
-    mj_model = mujoco_arm(read_urdf(path), joints=model.joint_names)
+    mj_model = mujoco_arm(urdf_text(path), joints=model.joint_names)
     mj_model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT  # joint limits off
     return model, mj_model
 
