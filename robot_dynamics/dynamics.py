@@ -219,18 +219,27 @@ def coriolis_matrix(model, q, v, threads=None):
 
 def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None):
     """qdd = M^-1 (tau + sum J^T f_ext - C v - g), by the articulated-body algorithm."""
+    s = _scratch(model)
     if not external_wrenches and _plain(q, model.nq) and _plain(v, model.nv) and _plain(tau, model.nv):
-        s = _scratch(model)
-        qdd = np.zeros(model.nv)    # tau is only read: nothing is known
+        qdd = np.empty(model.nv)    # tau is only read: nothing is known
         if _HYBRID.run(model.packed, q, v, s.nothing_known, qdd, tau, _NO_EXT, s.work) == K.OK:
             return qdd
-    known = np.zeros(np.shape(tau), bool)
-    return hybrid_dynamics(model, q, v, known, np.zeros(np.shape(tau)), tau, external_wrenches, threads)[0]
+    q = _vector(q, model.nq, "q")
+    n = _batch_size(q)
+    v = _vector(v, model.nv, "v", n)
+    tau = _vector(tau, model.nv, "tau", n)
+    if not tau.flags.writeable:     # only read here, but the kernel's type is the hybrid's
+        tau = tau.copy()
+    qdd = np.empty(v.shape)
+    _hybrid(model, q, v, s.nothing_known.reshape(1, -1) if n else s.nothing_known, qdd, tau,
+            external_wrenches, threads)
+    return qdd
 
 
 def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches=None, threads=None):
     """Solve M qdd + b = tau where acceleration_known[k] says qdd[k] is given (tau[k] is
-    sought) and otherwise tau[k] is given (qdd[k] is sought). Returns complete (qdd, tau)."""
+    sought) and otherwise tau[k] is given (qdd[k] is sought). Returns complete (qdd, tau).
+    For a batch, the mask is one per state or one for all."""
     nv = model.nv
     if not external_wrenches and _plain(q, model.nq) and _plain(v, nv) and _plain(acceleration_known, nv, _BOOL) \
             and _plain(qdd, nv) and _plain(tau, nv):
@@ -241,17 +250,25 @@ def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches
     n = _batch_size(q)
     v = _vector(v, nv, "v", n)
     known = np.asarray(acceleration_known)
-    if known.dtype != bool or known.shape != v.shape:
-        raise ValueError(f"acceleration_known must be a boolean mask of shape {v.shape}, "
-                         f"got {known.dtype} of shape {known.shape}")
-    known = np.ascontiguousarray(known)
+    if known.dtype != bool or known.shape not in (v.shape, (nv,)):
+        raise ValueError(f"acceleration_known must be a boolean mask of shape {v.shape}"
+                         f"{f' or ({nv},)' if n else ''}, got {known.dtype} of shape {known.shape}")
+    known = np.ascontiguousarray(known.reshape(1, nv) if n and known.ndim == 1 else known)
     qdd = _vector(qdd, nv, "qdd", n).copy()
     tau = _vector(tau, nv, "tau", n).copy()
+    _hybrid(model, q, v, known, qdd, tau, external_wrenches, threads)
+    return qdd, tau
+
+
+def _hybrid(model, q, v, known, qdd, tau, external_wrenches, threads):
+    """The hybrid kernel on checked arrays: writes qdd where unknown and tau where known."""
+    n = _batch_size(q)
     ext = _external(model, external_wrenches, n)
     status = _batch("hybrid", n, threads, model.packed, q, v, known, qdd, tau, ext) if n \
         else K.hybrid(model.packed, q, v, known, qdd, tau, ext, _scratch(model).work)
-    _raise_status(model, status, dict(q=q, v=v, qdd=qdd, tau=tau, external_wrenches=ext[..., K.F_WRENCH:]))
-    return qdd, tau
+    if np.any(status):      # name the given input at fault: qdd where known, tau elsewhere
+        _raise_status(model, status, dict(q=q, v=v, qdd=np.where(known, qdd, 0.0), tau=np.where(known, 0.0, tau),
+                                          external_wrenches=ext[..., K.F_WRENCH:]))
 
 
 def _frame_kernel(model, q, frame, reference, threads):

@@ -162,6 +162,41 @@ def inertia_matrix(W, i, c):
 
 
 @fast
+def symmetric_inertia(W, i):
+    """W[i, W_IA:W_IA+21] = body i's inertia W[i, W_I:] as a symmetric 6x6 (see sym6_times)."""
+    m, hx, hy, hz = W[i, W_I], W[i, W_I + 1], W[i, W_I + 2], W[i, W_I + 3]
+    xx, yy, zz, xy, xz, yz = W[i, W_I + 4], W[i, W_I + 5], W[i, W_I + 6], W[i, W_I + 7], W[i, W_I + 8], W[i, W_I + 9]
+    upper = (m, 0.0, 0.0, 0.0, hz, -hy, m, 0.0, -hz, 0.0, hx, m, hy, -hx, 0.0, xx, xy, xz, yy, yz, zz)
+    for k in range(21):
+        W[i, W_IA + k] = upper[k]
+
+
+@fast
+def sym6_times(W, i, c, x):
+    """A x for a symmetric 6x6 A stored as its upper triangle, row by row, in W[i, c:c+21]."""
+    a00, a01, a02, a03, a04, a05 = get6(W, i, c)
+    a11, a12, a13, a14, a15 = W[i, c + 6], W[i, c + 7], W[i, c + 8], W[i, c + 9], W[i, c + 10]
+    a22, a23, a24, a25 = W[i, c + 11], W[i, c + 12], W[i, c + 13], W[i, c + 14]
+    a33, a34, a35, a44, a45, a55 = W[i, c + 15], W[i, c + 16], W[i, c + 17], W[i, c + 18], W[i, c + 19], W[i, c + 20]
+    return (a00 * x[0] + a01 * x[1] + a02 * x[2] + a03 * x[3] + a04 * x[4] + a05 * x[5],
+            a01 * x[0] + a11 * x[1] + a12 * x[2] + a13 * x[3] + a14 * x[4] + a15 * x[5],
+            a02 * x[0] + a12 * x[1] + a22 * x[2] + a23 * x[3] + a24 * x[4] + a25 * x[5],
+            a03 * x[0] + a13 * x[1] + a23 * x[2] + a33 * x[3] + a34 * x[4] + a35 * x[5],
+            a04 * x[0] + a14 * x[1] + a24 * x[2] + a34 * x[3] + a44 * x[4] + a45 * x[5],
+            a05 * x[0] + a15 * x[1] + a25 * x[2] + a35 * x[3] + a45 * x[4] + a55 * x[5])
+
+
+@inline
+def sym6_subtract_outer(W, i, c, x, y):
+    """The upper triangle of W[i, c:c+21] -= x y^T (x y^T summed to a symmetric matrix)."""
+    k = 0
+    for r in range(6):
+        for col in range(r, 6):
+            W[i, c + k] -= x[r] * y[col]
+            k += 1
+
+
+@fast
 def mat6_times(W, i, c, x):
     """W[i, c:c+36] (a row-major 6x6) times x."""
     return (dot6(get6(W, i, c), x), dot6(get6(W, i, c + 6), x), dot6(get6(W, i, c + 12), x),
@@ -187,6 +222,15 @@ def matvec3(A, x):
 def finite(x):
     for k in range(x.shape[0]):
         if not np.isfinite(x[k]):
+            return False
+    return True
+
+
+@fast
+def finite_given(known, qdd, tau):
+    """qdd is finite where known, tau elsewhere."""
+    for k in range(known.shape[0]):
+        if not np.isfinite(qdd[k] if known[k] else tau[k]):
             return False
     return True
 
@@ -490,8 +534,9 @@ def hybrid(model, q, v, known, qdd, tau, ext, W):
     """Hybrid dynamics of one state: coordinates with known[k] keep qdd[k] and get tau[k];
     the others keep tau[k] (never written) and get qdd[k]. With nothing known it is forward
     dynamics. Mimic joints couple coordinates, which the articulated-body recursion cannot
-    handle: models with them solve the reduced dense system instead."""
-    if not (finite(q) and finite(v) and finite(qdd) and finite(tau) and finite_rows(ext)):
+    handle: models with them solve the reduced dense system instead. Only the given entries
+    are read (qdd[k] where known, tau[k] elsewhere)."""
+    if not (finite(q) and finite(v) and finite_given(known, qdd, tau) and finite_rows(ext)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status == OK:
@@ -509,7 +554,8 @@ def articulated_body(model, v, known, qdd, tau, ext, W):
     per joint, over its unknown columns S_u: U = Ia S_u, D = S_u^T U + armature,
     u = tau_u - S_u^T pA; the parent gets Ia - U D^-1 U^T and pA + Ia c + U D^-1 (u - U^T c),
     where c = v_p x S qd plus S_k qdd_k of the known columns. Forward: a' = a_p + c,
-    qdd_u = D^-1 (u - U^T a'), and tau_k = S_k^T (Ia a + pA) + armature qdd_k."""
+    qdd_u = D^-1 (u - U^T a'), and tau_k = S_k^T (Ia a + pA) + armature qdd_k.
+    Ia is kept symmetric: its upper triangle (21 numbers) in W_IA."""
     nb = model.shape[0] - 1
     for i in range(nb):
         par = parent(model, i)
@@ -528,7 +574,7 @@ def articulated_body(model, v, known, qdd, tau, ext, W):
         set6(W, i, W_V, vi)
         set6(W, i, W_C, plus(cross_motion(vp, vJ), cJ))
         set6(W, i, W_F, cross_force(vi, inertia_times(W, i, W_I, vi)))
-        inertia_matrix(W, i, W_IA)
+        symmetric_inertia(W, i)
     subtract_external_wrenches(ext, W)
     for i in range(nb - 1, -1, -1):
         par, m = parent(model, i), int(W[i, W_NUNK])
@@ -537,23 +583,23 @@ def articulated_body(model, v, known, qdd, tau, ext, W):
             # (unrolled: -18% time on talos)
             d = int(W[i, W_UNK])
             S = get6(W, i, W_S + 6 * d)
-            U = mat6_times(W, i, W_IA, S)
+            U = sym6_times(W, i, W_IA, S)
             dinv = 1.0 / (dot6(S, U) + model[i, ARMATURE])
             u = tau[user_v(model, i, d)] - dot6(S, pA)
             set6(W, i, W_U, U)
             W[i, W_DINV], W[i, W_UU] = dinv, u
             c = get6(W, i, W_C)
             UDinv = (dinv * U[0], dinv * U[1], dinv * U[2], dinv * U[3], dinv * U[4], dinv * U[5])
-            pa = axpy(u - dot6(U, c), UDinv, plus(pA, mat6_times(W, i, W_IA, c)))
-            for r in range(6):
-                for col in range(6):
-                    W[par, W_IA + 6 * r + col] += W[i, W_IA + 6 * r + col] - UDinv[r] * U[col]
+            pa = axpy(u - dot6(U, c), UDinv, plus(pA, sym6_times(W, i, W_IA, c)))
+            for k in range(21):
+                W[par, W_IA + k] += W[i, W_IA + k]
+            sym6_subtract_outer(W, par, W_IA, UDinv, U)
             set6(W, par, W_F, plus(get6(W, par, W_F), pa))
             continue
         for a in range(m):
             da = int(W[i, W_UNK + a])
             Sa = get6(W, i, W_S + 6 * da)
-            set6(W, i, W_U + 6 * a, mat6_times(W, i, W_IA, Sa))
+            set6(W, i, W_U + 6 * a, sym6_times(W, i, W_IA, Sa))
             W[i, W_UU + a] = tau[user_v(model, i, da)] - dot6(Sa, pA)
         for a in range(m):
             Sa = get6(W, i, W_S + 6 * int(W[i, W_UNK + a]))
@@ -564,17 +610,15 @@ def articulated_body(model, v, known, qdd, tau, ext, W):
         if par < 0:
             continue
         c = get6(W, i, W_C)
-        pa = plus(pA, mat6_times(W, i, W_IA, c))
-        for r in range(36):
-            W[par, W_IA + r] += W[i, W_IA + r]
+        pa = plus(pA, sym6_times(W, i, W_IA, c))
+        for k in range(21):
+            W[par, W_IA + k] += W[i, W_IA + k]
         for a in range(m):      # the projection, column a of U D^-1 at a time
             UDinv = ZERO6
             for b in range(m):
                 UDinv = axpy(W[i, W_DINV + 6 * b + a], get6(W, i, W_U + 6 * b), UDinv)
             pa = axpy(W[i, W_UU + a] - dot6(get6(W, i, W_U + 6 * a), c), UDinv, pa)
-            for r in range(6):
-                for col in range(6):
-                    W[par, W_IA + 6 * r + col] -= UDinv[r] * W[i, W_U + 6 * a + col]
+            sym6_subtract_outer(W, par, W_IA, UDinv, get6(W, i, W_U + 6 * a))
         set6(W, par, W_F, plus(get6(W, par, W_F), pa))
     for i in range(nb):
         par, m = parent(model, i), int(W[i, W_NUNK])
@@ -589,7 +633,9 @@ def articulated_body(model, v, known, qdd, tau, ext, W):
             qdd[user_v(model, i, da)] = x
             ai = axpy(x, get6(W, i, W_S + 6 * da), ai)
         set6(W, i, W_A, ai)
-        f = plus(mat6_times(W, i, W_IA, ai), get6(W, i, W_F))
+        if m == ndofs(model, i):
+            continue            # no known coordinate: no torque to report
+        f = plus(sym6_times(W, i, W_IA, ai), get6(W, i, W_F))
         for d in range(ndofs(model, i)):
             k = user_v(model, i, d)
             if known[k]:
@@ -647,9 +693,10 @@ def reduced_hybrid(model, v, known, qdd, tau, ext, W):
 
 @fast
 def hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi):
+    """KNOWN: a mask per state, or one row for every state."""
     W = workspace(model)
     for s in range(lo, hi):
-        status[s] = hybrid(model, Q[s], V[s], KNOWN[s], QDD[s], TAU[s], EXT[s], W)
+        status[s] = hybrid(model, Q[s], V[s], KNOWN[s if len(KNOWN) > 1 else 0], QDD[s], TAU[s], EXT[s], W)
 
 
 @parallel

@@ -95,6 +95,7 @@ def test_batches_equal_single_states(pair):
             C=rd.coriolis_matrix(m, Q, V, threads=threads),
             qdd=rd.forward_dynamics(m, Q, V, A, threads=threads),
             hyb=rd.hybrid_dynamics(m, Q, V, np.tile(known, (len(Q), 1)), A, A, threads=threads)[1],
+            hyb_one_mask=rd.hybrid_dynamics(m, Q, V, known, A, A, threads=threads)[1],
             J=rd.frame_jacobian(m, Q, frame, "local", threads=threads),
             H=rd.frame_placement(m, Q, frame, threads=threads),
             ext=rd.inverse_dynamics(m, Q, V, A, {frame: np.ones((len(Q), 6))}, threads=threads),
@@ -103,6 +104,7 @@ def test_batches_equal_single_states(pair):
             single = dict(
                 tau=rd.inverse_dynamics(m, q, v, a), M=rd.mass_matrix(m, q), C=rd.coriolis_matrix(m, q, v),
                 qdd=rd.forward_dynamics(m, q, v, a), hyb=rd.hybrid_dynamics(m, q, v, known, a, a)[1],
+                hyb_one_mask=rd.hybrid_dynamics(m, q, v, known, a, a)[1],
                 J=rd.frame_jacobian(m, q, frame, "local"), H=rd.frame_placement(m, q, frame),
                 ext=rd.inverse_dynamics(m, q, v, a, {frame: np.ones(6)}))
             for name, value in single.items():
@@ -137,6 +139,27 @@ def test_bad_input_is_named(arm):
     with pytest.raises(ValueError, match="external_wrenches contains NaN"):
         rd.inverse_dynamics(arm, q, v, v, {"tool0": np.full(6, np.nan)})
     np.testing.assert_allclose(rd.inverse_dynamics(arm, q, v, v), rd.gravity_torques(arm, q))   # still fine
+
+
+def test_hybrid_reads_only_the_given_entries(arm):
+    """qdd where acceleration_known, tau elsewhere: NaN in the other entries is ignored, NaN
+    in a given one is named."""
+    rng = np.random.default_rng(5)
+    q, v, qdd, tau = rng.normal(size=(4, 6))
+    known = np.array([True, False, True, False, False, True])
+    expected = rd.hybrid_dynamics(arm, q, v, known, qdd, tau)
+    for batch in (False, True):
+        qdd_x, tau_x = np.where(known, qdd, np.nan), np.where(known, np.nan, tau)
+        args = (np.tile(x, (3, 1)) for x in (q, v, qdd_x, tau_x)) if batch else (q, v, qdd_x, tau_x)
+        Q, V, QDD, TAU = args
+        for got, want in zip(rd.hybrid_dynamics(arm, Q, V, known, QDD, TAU), expected):
+            np.testing.assert_allclose(got, np.broadcast_to(want, got.shape), rtol=1e-12, atol=1e-12)
+        with pytest.raises(ValueError, match="tau contains NaN or inf" + (r" \(batch row 0\)" if batch else "")):
+            rd.hybrid_dynamics(arm, Q, V, known, QDD, np.full_like(TAU, np.nan))
+    with pytest.raises(ValueError, match="qdd contains NaN or inf"):
+        rd.hybrid_dynamics(arm, q, v, known, np.where(known, np.nan, 0.0), tau)
+    with pytest.raises(ValueError, match="tau contains NaN or inf"):
+        rd.forward_dynamics(arm, q, v, np.full(6, np.inf))
 
 
 def test_free_flyer_quaternion_must_be_unit():
