@@ -37,10 +37,10 @@ def _vector(x, n, name, batch=None):
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
-def _plain(x, n, dtype=_F64):
-    """x is already what the kernels take for one state: an array of shape (n,) and this
-    dtype, C-contiguous, aligned and writeable (the fast paths' cheap check)."""
-    return type(x) is np.ndarray and x.dtype is dtype and x.size == n and x.ndim == 1 and x.flags.carray
+def _plain(x, n, dtype=_F64, unit=(8,)):
+    """x is already what the kernels take for one state: an array of this dtype, shape (n,)
+    and unit stride (the fast paths' cheap check; the kernels only read it)."""
+    return type(x) is np.ndarray and x.dtype is dtype and x.strides == unit and len(x) == n
 
 
 def _batch_size(a):
@@ -241,7 +241,7 @@ def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches
     sought) and otherwise tau[k] is given (qdd[k] is sought). Returns complete (qdd, tau).
     For a batch, the mask is one per state or one for all."""
     nv = model.nv
-    if not external_wrenches and _plain(q, model.nq) and _plain(v, nv) and _plain(acceleration_known, nv, _BOOL) \
+    if not external_wrenches and _plain(q, model.nq) and _plain(v, nv) and _plain(acceleration_known, nv, _BOOL, (1,)) \
             and _plain(qdd, nv) and _plain(tau, nv):
         qdd, tau = qdd.copy(), tau.copy()
         if _HYBRID.run(model.packed, q, v, acceleration_known, qdd, tau, _NO_EXT, _scratch(model).work) == K.OK:

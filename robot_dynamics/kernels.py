@@ -25,6 +25,9 @@ import os
 # numba's OpenMP pool spins actively by default; on 2 cores that stalled every batch call ~16 ms
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+import math  # noqa: E402
+from fractions import Fraction  # noqa: E402
+
 import numpy as np  # noqa: E402
 from numba import njit, prange  # noqa: E402
 
@@ -56,9 +59,9 @@ IDENTITY3 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 @fast
 def workspace(model):
     """Scratch for one state: a row per body (W_COLS), then a row per user coordinate for the
-    dense system of mimic models (M | b | zeros | unknowns | x)."""
+    dense system of mimic models (M | b | zeros | unknowns | x | L)."""
     nb, nv = model.shape[0] - 1, int(model[-1, NV])
-    return np.empty((nb + nv, max(W_COLS, nv + 4)))
+    return np.empty((nb + nv, max(W_COLS, 2 * nv + 4)))
 
 
 # --- small spatial algebra on tuples --------------------------------------------------------
@@ -218,6 +221,50 @@ def matvec3(A, x):
             A[6] * x[0] + A[7] * x[1] + A[8] * x[2])
 
 
+# --- sine and cosine together ------------------------------------------------------------
+PI = Fraction("3.14159265358979323846264338327950288419716939937510582097494459230781640628620899")
+
+
+def cody_waite_parts(x, bits=33):
+    """x as three doubles, the first two with `bits` significant bits, so that k times them is
+    exact for |k| < 2**(53 - bits)."""
+    parts = []
+    for _ in range(2):
+        mantissa, exponent = math.frexp(float(x))
+        head = math.ldexp(math.floor(math.ldexp(mantissa, bits)), exponent - bits)
+        parts.append(head)
+        x -= Fraction(head)
+    return (*parts, float(x))
+
+
+PIO2_1, PIO2_2, PIO2_3 = cody_waite_parts(PI / 2)
+TWO_OVER_PI = float(2 / PI)
+REDUCE_MAX = 2.0 ** 19      # beyond |k| = 2**19 quarter turns: libm
+SIN_TAYLOR = tuple((-1) ** n / math.factorial(2 * n + 1) for n in range(1, 9))   # x^3 .. x^17
+COS_TAYLOR = tuple((-1) ** n / math.factorial(2 * n) for n in range(1, 9))       # x^2 .. x^16
+
+
+@fast
+def sin_cos(x):
+    """(sin x, cos x): x - k pi/2 = r in [-pi/4, pi/4] (Cody-Waite, pi/2 in three parts), the
+    Taylor series of sin r and cos r to r^17 and r^16 (the next terms are below 1e-19), and
+    the quadrant k mod 4. A few times cheaper than libm's sin and cos; outside |x| < 2**19 pi/2,
+    and for NaN and inf, libm's."""
+    k = np.floor(x * TWO_OVER_PI + 0.5)
+    if not abs(k) < REDUCE_MAX:
+        return np.sin(x), np.cos(x)
+    r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3
+    z = r * r
+    ps, pc = SIN_TAYLOR[7], COS_TAYLOR[7]
+    for n in range(6, -1, -1):
+        ps, pc = ps * z + SIN_TAYLOR[n], pc * z + COS_TAYLOR[n]
+    sin_r, cos_r = r + r * z * ps, 1.0 + z * pc
+    quadrant = int(k) & 3       # the turn by k pi/2, without branches (random angles defeat prediction)
+    odd = quadrant & 1
+    sin_x, cos_x = odd * cos_r + (1 - odd) * sin_r, odd * sin_r + (1 - odd) * cos_r
+    return (1 - (quadrant & 2)) * sin_x, (1 - ((quadrant + 1) & 2)) * cos_x
+
+
 @fast
 def finite(x):
     for k in range(x.shape[0]):
@@ -326,7 +373,7 @@ def kinematics(model, q, W, body=-1):
     for c in range(n):  # the joints' q, sin q, cos q first: off the placements' dependency chain
         i = int(W[n - 1 - c, W_CHAIN]) if body >= 0 else c
         th = q[int(model[i, QSRC])] * model[i, QSCALE] + model[i, QOFF]
-        W[i, W_JOINT], W[i, W_JOINT + 1], W[i, W_JOINT + 2] = th, np.sin(th), np.cos(th)
+        W[i, W_JOINT], W[i, W_JOINT + 1], W[i, W_JOINT + 2] = (th,) + sin_cos(th)
     for c in range(n):
         i = int(W[n - 1 - c, W_CHAIN]) if body >= 0 else c
         par, jt, iq = parent(model, i), model[i, JTYPE], int(model[i, QSRC])
@@ -646,9 +693,10 @@ def articulated_body(model, v, known, qdd, tau, ext, W):
 def reduced_hybrid(model, v, known, qdd, tau, ext, W):
     """Hybrid dynamics as the reduced system M_uu qdd_u = tau_u - b_u - M_uk qdd_k (seed 004
     eq. 34), after `kinematics`: b = C v + g - J^T f_ext by RNEA with qdd = 0, M by CRBA,
-    M_uu = L L^T by Cholesky (in place on M's rows below the bodies); tau_k = M_k qdd + b_k."""
+    M_uu gathered and factored L L^T (Cholesky); tau_k = M_k qdd + b_k."""
     nb, nv = model.shape[0] - 1, int(model[-1, NV])
-    M, b, zero, unknown, x = W[nb:, :nv], W[nb:, nv], W[nb:, nv + 1], W[nb:, nv + 2], W[nb:, nv + 3]
+    M, L = W[nb:, :nv], W[nb:, nv + 4:2 * nv + 4]
+    b, zero, unknown, x = W[nb:, nv], W[nb:, nv + 1], W[nb:, nv + 2], W[nb:, nv + 3]
     zero[:] = 0.0
     newton_euler(model, v, zero, ext, b, W)
     composite_inertia(model, M, W)
@@ -657,38 +705,43 @@ def reduced_hybrid(model, v, known, qdd, tau, ext, W):
         if not known[r]:
             unknown[n] = r
             n += 1
-    for j in range(n):
+    for j in range(n):          # x = tau_u - b_u - M_uk qdd_k, L = the lower triangle of M_uu
         r = int(unknown[j])
-        x[j] = tau[r] - b[r]
+        y = tau[r] - b[r]
         for c in range(nv):
             if known[c]:
-                x[j] -= M[r, c] * qdd[c]
-    for j in range(n):          # L, in the lower triangle of M[u, u]
-        rj = int(unknown[j])
+                y -= M[r, c] * qdd[c]
+        x[j] = y
+        for k in range(j + 1):
+            L[j, k] = M[r, int(unknown[k])]
+    for j in range(n):          # Cholesky, in place; the diagonal holds 1 / L_jj
+        y = L[j, j]
         for k in range(j):
-            M[rj, rj] -= M[rj, int(unknown[k])] ** 2
-        M[rj, rj] = np.sqrt(M[rj, rj])
+            y -= L[j, k] * L[j, k]
+        dinv = 1.0 / np.sqrt(y)
+        L[j, j] = dinv
         for i in range(j + 1, n):
-            ri = int(unknown[i])
+            y = L[i, j]
             for k in range(j):
-                M[ri, rj] -= M[ri, int(unknown[k])] * M[rj, int(unknown[k])]
-            M[ri, rj] /= M[rj, rj]
+                y -= L[i, k] * L[j, k]
+            L[i, j] = y * dinv
     for j in range(n):          # L y = x
-        rj = int(unknown[j])
+        y = x[j]
         for k in range(j):
-            x[j] -= M[rj, int(unknown[k])] * x[k]
-        x[j] /= M[rj, rj]
+            y -= L[j, k] * x[k]
+        x[j] = y * L[j, j]
     for j in range(n - 1, -1, -1):   # L^T qdd_u = y
-        rj = int(unknown[j])
+        y = x[j]
         for k in range(j + 1, n):
-            x[j] -= M[int(unknown[k]), rj] * x[k]
-        x[j] /= M[rj, rj]
-        qdd[rj] = x[j]
+            y -= L[k, j] * x[k]
+        x[j] = y * L[j, j]
+        qdd[int(unknown[j])] = x[j]
     for r in range(nv):
         if known[r]:
-            tau[r] = b[r]
+            y = b[r]
             for c in range(nv):
-                tau[r] += M[r, c] * qdd[c]
+                y += M[r, c] * qdd[c]
+            tau[r] = y
 
 
 @fast
