@@ -493,11 +493,12 @@ def main():
     for label, r in services:
         print(f"| {label} | {fmt_ms(r['p50'])} | {fmt_ms(r['p99'])} | {fmt_ms(r['max'])} | "
               f"{r['child_cpu']:.0f} / {r['bench_cpu']:.0f} / {r['other_cpu']:.0f} |")
-    busy = [f"{label} @ {r['rate']} Hz" for label, _, r in rows if r["other_cpu"] > BUSY_OTHER_CPU]
+    busy = [f"{label} @ {r['rate']} Hz" for label, _, r in rows
+            if r["other_cpu"] > BUSY_OTHER_CPU or r["send_rate"] < 0.99 * r["rate"]]
     busy += [f"{label} service" for label, r in services if r["other_cpu"] > BUSY_OTHER_CPU]
     if busy:
-        print(f"\n**The machine was busy** (other processes > {BUSY_OTHER_CPU} % of a core) during: "
-              f"{', '.join(busy)}.  Repeat the run before quoting these numbers.")
+        print(f"\n**The machine was busy** (other processes > {BUSY_OTHER_CPU} % of a core, or the bench's own "
+              f"sends fell behind: a stall) during: {', '.join(busy)}.  Repeat the run before quoting these numbers.")
 
     print("\n### targets (issue 3)\n")
     arm = streams[1][2]

@@ -12,10 +12,15 @@ Topics (relative, so `namespace` and remapping work):
   out /diagnostics            diagnostic_msgs/DiagnosticArray
 Services ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_joint_torques.
 Every parameter is documented in config/dynamics.yaml.
+
+joint_states is taken by a second, bare node `<name>_joint_states` on its own executor and thread:
+rclpy's executor rebuilds its wait set in Python on every wake-up, which with this node's services,
+parameters and timer was ~70 % of its CPU at 1 kHz.
 """
 import array
 import copy
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -27,9 +32,9 @@ from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import (DurabilityPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
-from rclpy.qos_overriding_options import QoSOverridingOptions
 from robot_dynamics_interfaces import srv
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -262,12 +267,35 @@ class JointStateMap:
         self.count = len(names)
 
 
+def _subscription_qos(node, topic, qos):
+    """qos with the read-only parameters qos_overrides.<topic>.subscription.{history,depth,reliability}
+    of `node` applied, declared as create_subscription(qos_overriding_options=QoSOverridingOptions.
+    with_default_policies()) declares them, for a subscription that lives on another node."""
+    qos = copy.copy(qos)
+    for policy in ("history", "depth", "reliability"):
+        name, default = f"qos_overrides.{topic}.subscription.{policy}", getattr(qos, policy)
+        enum = None if policy == "depth" else type(default)    # a policy enum: its short key is the value
+        value = node.declare_parameter(name, default.short_key if enum else default, ParameterDescriptor(
+            description=f"{policy} for subscription `{topic}` with id `None`", read_only=True)).value
+        try:
+            setattr(qos, policy, enum.get_from_short_key(value) if enum else value)
+        except KeyError:
+            raise ValueError(f"{name}: unknown {policy} {value!r}") from None
+    return qos
+
+
 class DynamicsNode(Node):
+    """The node; joint_states arrives on `joint_states_node`, spun by main() on a thread of its own.
+    self._lock guards what the two threads share: the configuration, the measured state and the
+    reference, the joint maps, the counters, the output messages, and every dynamics computation
+    (single-state calls reuse the model's scratch buffers). Nothing is logged while it is held."""
+
     def __init__(self, **kwargs):
         super().__init__("robot_dynamics", **kwargs)
         for name, (default, text) in PARAMETERS.items():
             self.declare_parameter(name, default, ParameterDescriptor(
                 description=text, dynamic_typing=not isinstance(default, str)))
+        self._lock = threading.Lock()
         self.config = None
         self._load_cache, self._maps, self._pending = {}, {}, None
         self._topic_description = None
@@ -285,8 +313,14 @@ class DynamicsNode(Node):
         self.feedforward_out = (publish(JointState, "~/feedforward_torques"), JointState(),
                                 publish(Float64MultiArray, "~/feedforward_commands"), Float64MultiArray())
         self.pub_diag = publish(DiagnosticArray, "/diagnostics")
-        self.create_subscription(JointState, "joint_states", self.on_joint_states, qos_profile_sensor_data,
-                                 qos_overriding_options=QoSOverridingOptions.with_default_policies())
+        topic = self.resolve_topic_name("joint_states")     # with the user's remaps and namespace
+        self.joint_states_node = Node(  # nothing but the subscription (its logging is this node's)
+            f"{self.get_name()}_joint_states", namespace=self.get_namespace(), context=self.context,
+            use_global_arguments=False,     # a __node:= remap would rename it too
+            enable_rosout=False, start_parameter_services=False,
+            parameter_overrides=[Parameter("start_type_description_service", value=False)])
+        self.joint_states_node.create_subscription(JointState, topic, self.on_joint_states,
+                                                   _subscription_qos(self, topic, qos_profile_sensor_data))
         self.create_subscription(JointTrajectory, "~/reference", self.on_reference, 1)   # only the latest counts
         self.create_subscription(PoseStamped, "~/base_pose", self.on_base_pose, qos_profile_sensor_data)
         for name, kind, handler in (("inverse_dynamics", srv.InverseDynamics, self.inverse_dynamics),
@@ -317,24 +351,31 @@ class DynamicsNode(Node):
         return params["robot_description"] or params["urdf_file"] or self._topic_description
 
     def _reconfigure(self, params):
+        """Build and swap in a configuration; False, with the error counted and logged, if that fails."""
         try:
             config = build_config(params, self._description(params), self._load_cache)
         except Exception as exc:   # a bad URDF or parameter must not stop the node
-            self._last_error = f"model not (re)built: {_error_text(exc)}"
-            self._stats["rejected"] += 1
-            self.get_logger().error(self._last_error)
-            return
+            error = f"model not (re)built: {_error_text(exc)}"
+            with self._lock:
+                self._last_error = error
+                self._stats["rejected"] += 1
+            self.get_logger().error(error)
+            return False
         self._apply(config)
+        return True
 
-    def _apply(self, config):
-        self.config, self._maps, self._reference = config, {}, None
-        self.gravity_out[1].name = self.feedforward_out[1].name = config.joints
+    def _apply(self, config, keep_state=False):
+        """Swap in a configuration (its model is new: build_config computed on it without the lock).
+        keep_state: keep the measured state and the reference if the coordinates are the same."""
         model = config.model
-        self._q, self._v = _neutral(model), np.zeros(model.nv)
-        self._seen = np.zeros(len(model.joint_names), bool)
-        self._complete = False
-        self._missing = list(model.joint_names)
-        self._last_error = ""
+        with self._lock:
+            old = self.config.model if self.config is not None else None
+            if not (keep_state and old is not None and (model.joint_names, model.nq) == (old.joint_names, old.nq)):
+                self._q, self._v = _neutral(model), np.zeros(model.nv)
+                self._seen = np.zeros(len(model.joint_names), bool)
+                self._complete, self._missing, self._reference = False, list(model.joint_names), None
+            self.config, self._maps, self._last_error = config, {}, ""
+            self.gravity_out[1].name = self.feedforward_out[1].name = config.joints
         self.get_logger().info(f"model {model.name!r}: {len(model.joint_names)} joints, nq={model.nq}, "
                                f"nv={model.nv}, total mass {model.total_mass:.3f} kg; output joints {config.joints}")
 
@@ -355,29 +396,30 @@ class DynamicsNode(Node):
     def _post_set_parameters(self, changes):
         if self._pending is not None:
             pending, self._pending = self._pending, None
-            old = self.config.model if self.config is not None else None
-            keep_state = old is not None and (pending.model.joint_names, pending.model.nq) == (old.joint_names, old.nq)
-            state = (self._q, self._v, self._seen, self._complete, self._missing, self._reference) if keep_state else None
-            self._apply(pending)
-            if state:   # same joints: keep the measured state and the reference across e.g. a gravity change
-                self._q, self._v, self._seen, self._complete, self._missing, self._reference = state
+            self._apply(pending, keep_state=True)   # e.g. a gravity change keeps the measured state
 
     def on_description(self, msg):
         previous, self._topic_description = self._topic_description, msg.data
         params = self._params()
         if params["robot_description"] or params["urdf_file"]:
             return      # a description parameter wins over the topic
-        self._reconfigure(params)
-        if self._last_error:
+        if not self._reconfigure(params):
             self._topic_description = previous
 
     # --- joint_states -> gravity (and feedforward) --------------------------------------------------
     def on_joint_states(self, msg):
+        """On the joint_states thread."""
         t0 = time.perf_counter()
+        with self._lock:
+            warning = self._take_joint_states(msg, t0)
+        self._warn(warning)
+
+    def _take_joint_states(self, msg, t0):
+        """on_joint_states under the lock; a warning to log, or None."""
         self._stats["messages"] += 1
         config = self.config
         if config is None:
-            return
+            return None
         names = msg.name
         key = tuple(names)
         jmap = self._maps.get(key)
@@ -399,14 +441,14 @@ class DynamicsNode(Node):
             self._complete = bool(self._seen.all())
             self._missing = [n for n, s in zip(config.model.joint_names, self._seen) if not s]
             if not self._complete:
-                self.get_logger().warning(f"waiting for joint_states of {self._missing}; publishing nothing",
-                                       throttle_duration_sec=5.0)
-                return
+                return self._throttled("waiting", f"waiting for joint_states of {self._missing}; "
+                                                  "publishing nothing", 5.0)
         stamp = msg.header.stamp
         self._publish(self.gravity_out, rd.gravity_torques(config.model, self._q), stamp)
         if self._reference is not None:
             self._publish_feedforward(stamp)
         self._record(time.perf_counter() - t0)
+        return None
 
     def _publish(self, outputs, tau, stamp):
         """One torque vector to a JointState and a Float64MultiArray publisher; the messages are
@@ -422,12 +464,22 @@ class DynamicsNode(Node):
             pub_command.publish(command)
 
     def _reject(self, text):
-        """Count and report a bad input; each distinct message at most every 2 s."""
+        """Count a bad input (lock held); the text to log, each distinct one at most every 2 s."""
         self._stats["rejected"] += 1
         self._last_error = text
+        return self._throttled(text, text, 2.0)
+
+    def _throttled(self, key, text, period):
+        """text, or None if `key` had its text logged less than `period` s ago (lock held)."""
         now = time.monotonic()
-        if now - self._warned.get(text, -1e9) > 2.0:
-            self._warned[text] = now
+        if now - self._warned.get(key, -1e9) <= period:
+            return None
+        self._warned[key] = now
+        return text
+
+    def _warn(self, text):
+        """Log a warning returned from under the lock (logging may block: never under it)."""
+        if text:
             self.get_logger().warning(text)
 
     def _record(self, seconds):
@@ -437,20 +489,29 @@ class DynamicsNode(Node):
         s["latency_max"] = max(s["latency_max"], seconds)
 
     def on_base_pose(self, msg):
-        if self.config is None or not self.config.model.floating_base:
-            return
         p, o = msg.pose.position, msg.pose.orientation
         x = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
         norm = np.linalg.norm(x[3:])
-        if not np.all(np.isfinite(x)) or abs(norm - 1.0) > 1e-6:
-            return self._reject(f"base_pose rejected: needs finite values and a unit quaternion (norm {norm:.6g})")
-        self._q[:7] = x
+        with self._lock:
+            if self.config is None or not self.config.model.floating_base:
+                return
+            if np.all(np.isfinite(x)) and abs(norm - 1.0) <= 1e-6:
+                self._q[:7] = x
+                return
+            warning = self._reject(f"base_pose rejected: needs finite values and a unit quaternion (norm {norm:.6g})")
+        self._warn(warning)
 
     # --- reference -> computed-torque feedforward -----------------------------------------------------
     def on_reference(self, msg):
+        with self._lock:
+            warning = self._take_reference(msg)
+        self._warn(warning)
+
+    def _take_reference(self, msg):
+        """on_reference under the lock; a warning to log, or None."""
         config = self.config
         if config is None:
-            return
+            return None
         try:
             if not msg.points:
                 raise ValueError("the trajectory has no points")
@@ -465,6 +526,7 @@ class DynamicsNode(Node):
             return self._reject(f"reference rejected: {_error_text(exc)}")
         if self._complete or (config.evaluate_at == "desired" and not config.feedback):
             self._publish_feedforward(msg.header.stamp)
+        return None
 
     def _publish_feedforward(self, stamp):
         """tau = M(q_e)(qdd_d + kp (q_d - q) + kd (qd_d - qd)) + C(q_e, qd_e) qd_e + g(q_e), one RNEA
@@ -484,14 +546,16 @@ class DynamicsNode(Node):
         """Run a service handler; any error becomes success=false with a message naming it."""
         def serve(request, response):
             try:
-                if self.config is None:
-                    raise ValueError("no robot model loaded yet (set robot_description or urdf_file, "
-                                     "or publish the URDF on robot_description)")
-                handler(self.config.model, request, response)
+                with self._lock:
+                    if self.config is None:
+                        raise ValueError("no robot model loaded yet (set robot_description or urdf_file, "
+                                         "or publish the URDF on robot_description)")
+                    handler(self.config.model, request, response)
                 response.success, response.message = True, "ok"
             except Exception as exc:
                 response.success, response.message = False, _error_text(exc) or type(exc).__name__
-                self._stats["rejected"] += 1
+                with self._lock:
+                    self._stats["rejected"] += 1
                 self.get_logger().warning(f"{handler.__name__}: {response.message}", throttle_duration_sec=1.0)
             return response
         serve.__name__ = handler.__name__
@@ -534,23 +598,26 @@ class DynamicsNode(Node):
 
     # --- diagnostics -------------------------------------------------------------------------------------
     def publish_diagnostics(self):
+        with self._lock:
+            s, self._stats = self._stats, _period_stats()
+            config, missing, last_error = self.config, self._missing, self._last_error
         now = time.monotonic()
         period, self._diag_time = now - self._diag_time, now
-        s, status = self._stats, DiagnosticStatus(name=f"{self.get_name()}: dynamics")
+        status = DiagnosticStatus(name=f"{self.get_name()}: dynamics")
         computed = max(s["computed"], 1)
         values = {
-            "model": self.config.model.name if self.config else "none",
+            "model": config.model.name if config else "none",
             "joint_states rate [Hz]": f"{s['messages'] / period:.1f}",
             "compute latency mean [us]": f"{1e6 * s['latency_sum'] / computed:.1f}",
             "compute latency max [us]": f"{1e6 * s['latency_max']:.1f}",
             "rejected inputs": str(s["rejected"]),
-            "missing joints": " ".join(self._missing) if self.config else "",
-            "last error": self._last_error,
+            "missing joints": " ".join(missing) if config else "",
+            "last error": last_error,
         }
-        if self.config is None:
+        if config is None:
             status.level, status.message = DiagnosticStatus.ERROR, "no robot model loaded"
-        elif self._missing:
-            status.level, status.message = DiagnosticStatus.WARN, f"waiting for joint_states of {self._missing}"
+        elif missing:
+            status.level, status.message = DiagnosticStatus.WARN, f"waiting for joint_states of {missing}"
         elif s["rejected"]:
             status.level, status.message = DiagnosticStatus.WARN, f"{s['rejected']} inputs rejected"
         else:
@@ -560,17 +627,38 @@ class DynamicsNode(Node):
         diag = DiagnosticArray(status=[status])
         diag.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(diag)
-        self._stats = _period_stats()
+
+    def destroy_node(self):
+        self.joint_states_node.destroy_node()
+        super().destroy_node()
+
+
+def _spin_joint_states(executor, main_executor, failure):
+    """The joint_states thread. An error in it stops the main executor too; main() raises it."""
+    try:
+        executor.spin()
+    except ExternalShutdownException:
+        pass
+    except Exception as exc:
+        failure.append(exc)
+        main_executor.shutdown()
 
 
 def main(args=None):
     rclpy.init(args=args)
-    executor = SingleThreadedExecutor()     # before the node: a signal during start-up then finds it whole
-    node = None
+    # the executors before the node: a signal during start-up then finds them whole
+    executor, joint_states_executor = SingleThreadedExecutor(), SingleThreadedExecutor()
+    node, failure = None, []
+    thread = threading.Thread(target=_spin_joint_states, args=(joint_states_executor, executor, failure),
+                              name="joint_states")
     try:
         node = DynamicsNode()
+        joint_states_executor.add_node(node.joint_states_node)
+        thread.start()
         executor.add_node(node)
         executor.spin()
+        if failure:
+            raise failure[0]
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception:
@@ -578,6 +666,9 @@ def main(args=None):
             raise
     finally:
         executor.shutdown()
+        joint_states_executor.shutdown()
+        if thread.is_alive():
+            thread.join()
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()

@@ -15,7 +15,8 @@ _pkg = pytest.importorskip("robot_dynamics_interfaces")
 if getattr(_pkg, "__file__", None) is None:   # only the source folder, seen as a namespace package
     pytest.skip("robot_dynamics_interfaces not built", allow_module_level=True)
 
-from rclpy.parameter import Parameter  # noqa: E402
+from rcl_interfaces.srv import GetParameters  # noqa: E402
+from rclpy.parameter import Parameter, parameter_value_to_python  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -128,6 +129,11 @@ class Client:
         future = client.set_parameters_atomically([Parameter(k.replace("__", "."), value=v) for k, v in values.items()])
         rclpy.spin_until_future_complete(self.node, future, timeout_sec=20.0)
         return future.result().result
+
+    def get_parameters(self, node_name, *names):
+        """Values of parameters of a node (unset ones as None)."""
+        response = self.call(GetParameters, f"/{node_name}/get_parameters", GetParameters.Request(names=list(names)))
+        return [parameter_value_to_python(v) for v in response.values]
 
     def joint_state(self, topic, names, positions, velocities=(), stamp_ns=0):
         msg = JointState()

@@ -168,6 +168,33 @@ def test_gravity_and_payload_parameters_take_effect_and_bad_values_are_refused(c
     assert close(out.effort, rd.gravity_torques(model, q))
 
 
+def test_joint_states_qos_overrides_are_parameters_of_the_node(client, puma, model):
+    """joint_states is taken by a second node, <name>_joint_states; its QoS still comes from the
+    node's read-only qos_overrides.<resolved topic>.subscription.* parameters."""
+    def subscription(node):
+        info = client.wait_for(lambda: client.node.get_subscriptions_info_by_topic(node.joint_states),
+                               what=f"the subscription of {node.joint_states}")
+        assert [(i.node_namespace, i.node_name) for i in info] == [("/", f"{node.name}_joint_states")]
+        return info[0].qos_profile
+
+    def overrides(joint_states):
+        return [f"qos_overrides.{joint_states}.subscription.{policy}" for policy in ("reliability", "depth")]
+
+    assert client.get_parameters(puma.name, *overrides(puma.joint_states)) == ["best_effort", 5]
+    assert subscription(puma).reliability == rclpy.qos.ReliabilityPolicy.BEST_EFFORT
+    name = f"dyn{os.getpid()}_qos"
+    reliability, depth = overrides(f"/{name}/joint_states_in")      # NodeProcess's remap
+    node = NodeProcess(f"urdf_file:={PUMA}", f"{reliability}:=reliable", f"{depth}:=20", name=name)
+    try:
+        assert node.joint_states == f"/{name}/joint_states_in"
+        assert client.get_parameters(node.name, reliability, depth) == ["reliable", 20]
+        assert subscription(node).reliability == rclpy.qos.ReliabilityPolicy.RELIABLE
+        gravity_round_trip(client, node, model.joint_names, np.zeros(6), 8000)
+        assert not client.set_parameters(node.name, **{reliability: "best_effort"}).successful   # read only
+    finally:
+        assert node.stop() == 0
+
+
 # --- robot_description topic -----------------------------------------------------------------------
 def test_description_from_topic_late_rebuild_and_bad_text(client):
     node = NodeProcess()
