@@ -1,10 +1,12 @@
 """Compiled rigid-body algorithms over Model.packed (see layout.py).
 
-Everything is expressed in the world frame at the world origin (as Pinocchio does in its
-`crba`/`aba`): a joint's motion subspace S is carried to the world once, children hand
-their forces and inertias to the parent without any transform, and the time derivative of
-a world-frame S is simply v_body x S. Spatial vectors are [linear; angular], handled as
-6-tuples (kept in registers); 3x3 rotations as row-major 9-tuples.
+CRBA, ABA, the Jacobian and the Coriolis matrix work in the world frame at the world origin
+(as Pinocchio's `crba`/`aba` do): a joint's motion subspace S is carried to the world once,
+children hand their forces and inertias to the parent without any transform, and the time
+derivative of a world-frame S is simply v_body x S. RNEA works in each body's joint frame
+instead, where S = e_z and the inertia is constant: it needs no placements and no inertias in
+the world, which is fewer operations when nothing else needs them. Spatial vectors are
+[linear; angular], handled as 6-tuples (kept in registers); 3x3 rotations as row-major 9-tuples.
 
 Kernels take and return the user's coordinates: a joint reads its q and v through the
 model's source/scale columns (mimic joints follow their leader) and adds its torque,
@@ -47,6 +49,7 @@ W_R, W_P, W_I, W_V, W_A, W_F, W_C = 0, 9, 12, 22, 28, 34, 40
 W_S, W_U, W_IA, W_D, W_DINV = 46, 82, 118, 154, 190
 W_UNK, W_NUNK, W_UU, W_CHAIN = 226, 232, 233, 239
 W_JOINT = 240   # the joint's q, sin q, cos q
+W_X = W_U       # newton_euler's transform from the parent's joint frame, E (9) and r (3)
 W_COLS = 243
 
 fast = njit(cache=True, error_model="numpy", fastmath={"contract"})
@@ -421,22 +424,28 @@ def frame_in_world(spec, W):
 
 
 @fast
+def world_wrench(ext, e, W):
+    """External wrench row e carried to the world origin, in world axes, from the frame it is
+    given in (after `kinematics`)."""
+    R, p = frame_in_world(ext[e], W)
+    f = (ext[e, F_WRENCH], ext[e, F_WRENCH + 1], ext[e, F_WRENCH + 2])
+    n = (ext[e, F_WRENCH + 3], ext[e, F_WRENCH + 4], ext[e, F_WRENCH + 5])
+    ref = ext[e, F_REF]
+    if ref == LOCAL:         # rotate the frame's axes onto the world's
+        f, n = matvec3(R, f), matvec3(R, n)
+    if ref != WORLD:         # applied at the frame origin p: n_o = n + p x f
+        pf = cross3(p, f)
+        n = (n[0] + pf[0], n[1] + pf[1], n[2] + pf[2])
+    return f + n
+
+
+@fast
 def subtract_external_wrenches(ext, W):
-    """W[body, W_F] -= each wrench carried to the world origin from the frame it is given in."""
+    """W[body, W_F] -= each external wrench, at the world origin (after `kinematics`)."""
     for e in range(ext.shape[0]):
         b = int(ext[e, F_BODY])
-        if b < 0:
-            continue
-        R, p = frame_in_world(ext[e], W)
-        f = (ext[e, F_WRENCH], ext[e, F_WRENCH + 1], ext[e, F_WRENCH + 2])
-        n = (ext[e, F_WRENCH + 3], ext[e, F_WRENCH + 4], ext[e, F_WRENCH + 5])
-        ref = ext[e, F_REF]
-        if ref == LOCAL:         # rotate the frame's axes onto the world's
-            f, n = matvec3(R, f), matvec3(R, n)
-        if ref != WORLD:         # applied at the frame origin p: n_o = n + p x f
-            pf = cross3(p, f)
-            n = (n[0] + pf[0], n[1] + pf[1], n[2] + pf[2])
-        set6(W, b, W_F, axpy(-1.0, f + n, get6(W, b, W_F)))
+        if b >= 0:
+            set6(W, b, W_F, axpy(-1.0, world_wrench(ext, e, W), get6(W, b, W_F)))
 
 
 # --- inverse dynamics --------------------------------------------------------------------------
@@ -445,40 +454,96 @@ def rnea(model, q, v, a, ext, tau, W):
     """Inverse dynamics tau = M a + C v + g - J^T f_ext of one state (see `newton_euler`)."""
     if not (finite(q) and finite(v) and finite(a) and finite_rows(ext)):
         return NONFINITE
-    status = kinematics(model, q, W)
-    if status == OK:
-        newton_euler(model, v, a, ext, tau, W)
-    return status
+    if ext.shape[0]:        # wrenches are placed in the world
+        status = kinematics(model, q, W)
+        if status != OK:
+            return status
+    return newton_euler(model, q, v, a, ext, tau, W)
 
 
 @fast
-def newton_euler(model, v, a, ext, tau, W):
-    """Recursive Newton-Euler (seed 000; seed 004 table 2), in the world frame, after
-    `kinematics`: v_i = v_p + S qd, a_i = a_p + S qdd + v_p x S qd,
-    f_i = I a_i + v_i x* I v_i - f_ext, tau = S^T f_i + armature qdd, f_p += f_i."""
+def transpose3(R):
+    return (R[0], R[3], R[6], R[1], R[4], R[7], R[2], R[5], R[8])
+
+
+@fast
+def to_child(E, r, m):
+    """A motion m in the parent's joint frame, in the child's: (E (m_lin - r x m_ang), E m_ang)."""
+    rw = cross3(r, (m[3], m[4], m[5]))
+    return matvec3(E, (m[0] - rw[0], m[1] - rw[1], m[2] - rw[2])) + matvec3(E, (m[3], m[4], m[5]))
+
+
+@fast
+def to_parent(E, r, f):
+    """A force f in the child's joint frame, in the parent's: (E^T f_lin, E^T f_ang + r x E^T f_lin)."""
+    ET = transpose3(E)
+    fl, n = matvec3(ET, (f[0], f[1], f[2])), matvec3(ET, (f[3], f[4], f[5]))
+    rf = cross3(r, fl)
+    return fl + (n[0] + rf[0], n[1] + rf[1], n[2] + rf[2])
+
+
+@fast
+def newton_euler(model, q, v, a, ext, tau, W):
+    """Recursive Newton-Euler (seed 000; seed 004 table 2) in each body's joint frame, where the
+    joint moves along or about z: with X_i = (E, r) the transform from the parent's frame (E its
+    rotation, r the body's origin in the parent, seed 003's fixed placement times exp([S] q)),
+    v_i = X_i v_p + S qd, a_i = X_i a_p + S qdd + v_i x S qd, f_i = I_i a_i + v_i x* I_i v_i - f_ext,
+    tau = S^T f_i + armature qdd, f_p += X_i^T f_i; the base moves up at g (seed 004 note 6). A free
+    flyer's S is the identity in its own frame. External wrenches need `kinematics` first.
+    Returns BAD_QUATERNION for a free flyer whose quaternion is not unit."""
     nb = model.shape[0] - 1
     for i in range(nb):
-        par = parent(model, i)
+        par, jt, iq, k = parent(model, i), model[i, JTYPE], int(model[i, QSRC]), user_v(model, i, 0)
         vp = get6(W, par, W_V) if par >= 0 else ZERO6
         ap = get6(W, par, W_A) if par >= 0 else root_acceleration(model)
-        vJ, aJ = ZERO6, ZERO6   # S qd, S qdd
-        for d in range(ndofs(model, i)):
-            S, k = get6(W, i, W_S + 6 * d), user_v(model, i, d)
-            vJ, aJ = axpy(v[k] * model[i, VSCALE], S, vJ), axpy(a[k] * model[i, VSCALE], S, aJ)
-        vi = plus(vp, vJ)
-        ai = plus(plus(ap, aJ), cross_motion(vp, vJ))
+        if jt == FREE:      # at the root: v_i = S qd, a_i = X_i a_p + S qdd (v_i x S qd = 0)
+            x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+            if abs(x * x + y * y + z * z + w * w - 1.0) > 1e-6:
+                return BAD_QUATERNION
+            E, r = transpose3(quaternion_matrix(x, y, z, w)), (q[iq], q[iq + 1], q[iq + 2])
+            vi = (v[k], v[k + 1], v[k + 2], v[k + 3], v[k + 4], v[k + 5])
+            ai = plus(to_child(E, r, ap), (a[k], a[k + 1], a[k + 2], a[k + 3], a[k + 4], a[k + 5]))
+        else:   # S = e_z, written out: v_i x S qd has four non-zero terms
+            th = q[iq] * model[i, QSCALE] + model[i, QOFF]
+            qd, qdd, R = v[k] * model[i, VSCALE], a[k] * model[i, VSCALE], get9(model, i, ROT)
+            r = (model[i, POS], model[i, POS + 1], model[i, POS + 2])
+            if jt == PRISMATIC:
+                E, r = transpose3(R), (r[0] + th * R[2], r[1] + th * R[5], r[2] + th * R[8])
+                vi, ai = to_child(E, r, vp), to_child(E, r, ap)
+                vi = (vi[0], vi[1], vi[2] + qd, vi[3], vi[4], vi[5])
+                ai = (ai[0] + vi[4] * qd, ai[1] - vi[3] * qd, ai[2] + qdd, ai[3], ai[4], ai[5])
+            else:
+                sin_th, cos_th = sin_cos(th)
+                E = transpose3(rotate_z(R, sin_th, cos_th))
+                vi, ai = to_child(E, r, vp), to_child(E, r, ap)
+                vi = (vi[0], vi[1], vi[2], vi[3], vi[4], vi[5] + qd)
+                ai = (ai[0] + vi[1] * qd, ai[1] - vi[0] * qd, ai[2], ai[3] + vi[4] * qd, ai[4] - vi[3] * qd, ai[5] + qdd)
         set6(W, i, W_V, vi)
         set6(W, i, W_A, ai)
-        set6(W, i, W_F, plus(inertia_times(W, i, W_I, ai), cross_force(vi, inertia_times(W, i, W_I, vi))))
-    subtract_external_wrenches(ext, W)
+        set9(W, i, W_X, E)
+        W[i, W_X + 9], W[i, W_X + 10], W[i, W_X + 11] = r
+        set6(W, i, W_F, plus(inertia_times(model, i, INERTIA, ai), cross_force(vi, inertia_times(model, i, INERTIA, vi))))
+    for e in range(ext.shape[0]):   # each wrench from the world origin into its body's frame
+        b = int(ext[e, F_BODY])
+        if b >= 0:
+            f = world_wrench(ext, e, W)
+            RT, p = transpose3(get9(W, b, W_R)), (W[b, W_P], W[b, W_P + 1], W[b, W_P + 2])
+            pf = cross3(p, (f[0], f[1], f[2]))
+            local = matvec3(RT, (f[0], f[1], f[2])) + matvec3(RT, (f[3] - pf[0], f[4] - pf[1], f[5] - pf[2]))
+            set6(W, b, W_F, axpy(-1.0, local, get6(W, b, W_F)))
     tau[:] = 0.0
     for i in range(nb - 1, -1, -1):
-        par, fi = parent(model, i), get6(W, i, W_F)
-        for d in range(ndofs(model, i)):
-            qdd = a[user_v(model, i, d)] * model[i, VSCALE]
-            add_torque(model, i, d, dot6(get6(W, i, W_S + 6 * d), fi) + model[i, ARMATURE] * qdd, tau)
+        par, jt, fi = parent(model, i), model[i, JTYPE], get6(W, i, W_F)
+        if jt == FREE:
+            for d in range(6):
+                add_torque(model, i, d, fi[d], tau)
+        else:
+            qdd = a[user_v(model, i, 0)] * model[i, VSCALE]
+            add_torque(model, i, 0, (fi[2] if jt == PRISMATIC else fi[5]) + model[i, ARMATURE] * qdd, tau)
         if par >= 0:
-            set6(W, par, W_F, plus(get6(W, par, W_F), fi))
+            r = (W[i, W_X + 9], W[i, W_X + 10], W[i, W_X + 11])
+            set6(W, par, W_F, plus(get6(W, par, W_F), to_parent(get9(W, i, W_X), r, fi)))
+    return OK
 
 
 @fast
@@ -588,7 +653,7 @@ def hybrid(model, q, v, known, qdd, tau, ext, W):
     status = kinematics(model, q, W)
     if status == OK:
         if model[-1, MIMIC]:
-            reduced_hybrid(model, v, known, qdd, tau, ext, W)
+            reduced_hybrid(model, q, v, known, qdd, tau, ext, W)
         else:
             articulated_body(model, v, known, qdd, tau, ext, W)
     return status
@@ -690,7 +755,7 @@ def articulated_body(model, v, known, qdd, tau, ext, W):
 
 
 @fast
-def reduced_hybrid(model, v, known, qdd, tau, ext, W):
+def reduced_hybrid(model, q, v, known, qdd, tau, ext, W):
     """Hybrid dynamics as the reduced system M_uu qdd_u = tau_u - b_u - M_uk qdd_k (seed 004
     eq. 34), after `kinematics`: b = C v + g - J^T f_ext by RNEA with qdd = 0, M by CRBA,
     M_uu gathered and factored L L^T (Cholesky); tau_k = M_k qdd + b_k."""
@@ -698,7 +763,7 @@ def reduced_hybrid(model, v, known, qdd, tau, ext, W):
     M, L = W[nb:, :nv], W[nb:, nv + 4:2 * nv + 4]
     b, zero, unknown, x = W[nb:, nv], W[nb:, nv + 1], W[nb:, nv + 2], W[nb:, nv + 3]
     zero[:] = 0.0
-    newton_euler(model, v, zero, ext, b, W)
+    newton_euler(model, q, v, zero, ext, b, W)
     composite_inertia(model, M, W)
     n = 0
     for r in range(nv):
