@@ -694,15 +694,14 @@ def articulated_body(model, v, known, qdd, tau, ext, W):
         if m == 1 and par >= 0:     # one unknown coordinate: the steps below with a scalar D
             # (unrolled: -18% time on talos)
             d = int(W[i, W_UNK])
-            S = get6(W, i, W_S + 6 * d)
-            U = sym6_times(W, i, W_IA, S)
+            S, c = get6(W, i, W_S + 6 * d), get6(W, i, W_C)
+            U, Iac = sym6_times(W, i, W_IA, S), sym6_times(W, i, W_IA, c)    # before any store
             dinv = 1.0 / (dot6(S, U) + model[i, ARMATURE])
             u = tau[user_v(model, i, d)] - dot6(S, pA)
             set6(W, i, W_U, U)
             W[i, W_DINV], W[i, W_UU] = dinv, u
-            c = get6(W, i, W_C)
             UDinv = (dinv * U[0], dinv * U[1], dinv * U[2], dinv * U[3], dinv * U[4], dinv * U[5])
-            pa = axpy(u - dot6(U, c), UDinv, plus(pA, sym6_times(W, i, W_IA, c)))
+            pa = axpy(u - dot6(U, c), UDinv, plus(pA, Iac))
             for k in range(21):
                 W[par, W_IA + k] += W[i, W_IA + k]
             sym6_subtract_outer(W, par, W_IA, UDinv, U)
