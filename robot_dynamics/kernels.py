@@ -251,8 +251,8 @@ COS_TAYLOR = tuple((-1) ** n / math.factorial(2 * n) for n in range(1, 9))      
 def sin_cos(x):
     """(sin x, cos x): x - k pi/2 = r in [-pi/4, pi/4] (Cody-Waite, pi/2 in three parts), the
     Taylor series of sin r and cos r to r^17 and r^16 (the next terms are below 1e-19), and
-    the quadrant k mod 4. A few times cheaper than libm's sin and cos; outside |x| < 2**19 pi/2,
-    and for NaN and inf, libm's."""
+    the quadrant k mod 4. About 20 % cheaper than libm's sin and cos here (measured on a
+    Jacobian's chain); outside |x| < 2**19 pi/2, and for NaN and inf, libm's."""
     k = np.floor(x * TWO_OVER_PI + 0.5)
     if not abs(k) < REDUCE_MAX:
         return np.sin(x), np.cos(x)
