@@ -172,9 +172,10 @@ def symmetric_inertia(W, i):
     """W[i, W_IA:W_IA+21] = body i's inertia W[i, W_I:] as a symmetric 6x6 (see sym6_times)."""
     m, hx, hy, hz = W[i, W_I], W[i, W_I + 1], W[i, W_I + 2], W[i, W_I + 3]
     xx, yy, zz, xy, xz, yz = W[i, W_I + 4], W[i, W_I + 5], W[i, W_I + 6], W[i, W_I + 7], W[i, W_I + 8], W[i, W_I + 9]
-    upper = (m, 0.0, 0.0, 0.0, hz, -hy, m, 0.0, -hz, 0.0, hx, m, hy, -hx, 0.0, xx, xy, xz, yy, yz, zz)
-    for k in range(21):
-        W[i, W_IA + k] = upper[k]
+    set6(W, i, W_IA, (m, 0.0, 0.0, 0.0, hz, -hy))        # stored explicitly: a loop over a tuple is
+    set6(W, i, W_IA + 6, (m, 0.0, -hz, 0.0, hx, m))      # not unrolled, and cost ABA 10 %
+    set6(W, i, W_IA + 12, (hy, -hx, 0.0, xx, xy, xz))
+    W[i, W_IA + 18], W[i, W_IA + 19], W[i, W_IA + 20] = yy, yz, zz
 
 
 @fast
@@ -622,23 +623,30 @@ def crba_batch(model, Q, M, nthreads):
 
 # --- forward and hybrid dynamics --------------------------------------------------------------
 @fast
-def invert_spd(W, i, m):
-    """W[i, W_DINV] = inverse of the symmetric positive definite m x m block W[i, W_D]
-    (Gauss-Jordan, in place; rows of 6)."""
-    for r in range(m):
-        for c in range(m):
-            W[i, W_DINV + 6 * r + c] = 1.0 if r == c else 0.0
-    for k in range(m):
-        piv = 1.0 / W[i, W_D + 7 * k]
-        for c in range(m):
-            W[i, W_D + 6 * k + c] *= piv
-            W[i, W_DINV + 6 * k + c] *= piv
-        for r in range(m):
-            if r != k:
-                fac = W[i, W_D + 6 * r + k]
-                for c in range(m):
-                    W[i, W_D + 6 * r + c] -= fac * W[i, W_D + 6 * k + c]
-                    W[i, W_DINV + 6 * r + c] -= fac * W[i, W_DINV + 6 * k + c]
+def cholesky_solve(L, x, n):
+    """x = A^-1 x for the symmetric positive definite n x n matrix A given by the lower triangle
+    of L, which becomes its Cholesky factor (A = L L^T, 1 / L_jj kept on the diagonal)."""
+    for j in range(n):
+        y = L[j, j]
+        for k in range(j):
+            y -= L[j, k] * L[j, k]
+        dinv = 1.0 / np.sqrt(y)
+        L[j, j] = dinv
+        for i in range(j + 1, n):
+            y = L[i, j]
+            for k in range(j):
+                y -= L[i, k] * L[j, k]
+            L[i, j] = y * dinv
+    for j in range(n):          # L y = x
+        y = x[j]
+        for k in range(j):
+            y -= L[j, k] * x[k]
+        x[j] = y * L[j, j]
+    for j in range(n - 1, -1, -1):   # L^T x = y
+        y = x[j]
+        for k in range(j + 1, n):
+            y -= L[k, j] * x[k]
+        x[j] = y * L[j, j]
 
 
 @fast
@@ -662,11 +670,12 @@ def hybrid(model, q, v, known, qdd, tau, ext, W):
 @fast
 def articulated_body(model, v, known, qdd, tau, ext, W):
     """Articulated-body hybrid dynamics (seed 004 section 2.3, eqs. 51-52), after `kinematics`;
-    with nothing known it is Featherstone's ABA (seed 004 table 3; seed 001). World frame;
-    per joint, over its unknown columns S_u: U = Ia S_u, D = S_u^T U + armature,
-    u = tau_u - S_u^T pA; the parent gets Ia - U D^-1 U^T and pA + Ia c + U D^-1 (u - U^T c),
-    where c = v_p x S qd plus S_k qdd_k of the known columns. Forward: a' = a_p + c,
-    qdd_u = D^-1 (u - U^T a'), and tau_k = S_k^T (Ia a + pA) + armature qdd_k.
+    with nothing known it is Featherstone's ABA (seed 004 table 3; seed 001 section 6.4.4).
+    World frame. A one-coordinate joint, if its coordinate is unknown: U = Ia S,
+    D = S^T U + armature, u = tau - S^T pA; the parent gets Ia - U U^T / D and
+    pA + Ia c + U (u - U^T c) / D (a known coordinate: Ia and pA + Ia c), where c = v_p x S qd,
+    plus S qdd if known. Forward: a' = a_p + c, qdd = (u - U^T a') / D, and
+    tau_k = S_k^T (Ia a + pA) + armature qdd_k. The free root is solved whole (`free_root`).
     Ia is kept symmetric: its upper triangle (21 numbers) in W_IA."""
     nb = model.shape[0] - 1
     for i in range(nb):
@@ -690,59 +699,36 @@ def articulated_body(model, v, known, qdd, tau, ext, W):
     subtract_external_wrenches(ext, W)
     for i in range(nb - 1, -1, -1):
         par, m = parent(model, i), int(W[i, W_NUNK])
+        if ndofs(model, i) == 6:
+            continue            # the free root: solved whole in the forward pass
         pA = get6(W, i, W_F)
-        if m == 1 and par >= 0:     # one unknown coordinate: the steps below with a scalar D
-            # (unrolled: -18% time on talos)
-            d = int(W[i, W_UNK])
-            S, c = get6(W, i, W_S + 6 * d), get6(W, i, W_C)
-            U, Iac = sym6_times(W, i, W_IA, S), sym6_times(W, i, W_IA, c)    # before any store
-            dinv = 1.0 / (dot6(S, U) + model[i, ARMATURE])
-            u = tau[user_v(model, i, d)] - dot6(S, pA)
+        if m:
+            S = get6(W, i, W_S)
+            U = sym6_times(W, i, W_IA, S)
             set6(W, i, W_U, U)
-            W[i, W_DINV], W[i, W_UU] = dinv, u
-            UDinv = (dinv * U[0], dinv * U[1], dinv * U[2], dinv * U[3], dinv * U[4], dinv * U[5])
-            pa = axpy(u - dot6(U, c), UDinv, plus(pA, Iac))
-            for k in range(21):
-                W[par, W_IA + k] += W[i, W_IA + k]
-            sym6_subtract_outer(W, par, W_IA, UDinv, U)
-            set6(W, par, W_F, plus(get6(W, par, W_F), pa))
-            continue
-        for a in range(m):
-            da = int(W[i, W_UNK + a])
-            Sa = get6(W, i, W_S + 6 * da)
-            set6(W, i, W_U + 6 * a, sym6_times(W, i, W_IA, Sa))
-            W[i, W_UU + a] = tau[user_v(model, i, da)] - dot6(Sa, pA)
-        for a in range(m):
-            Sa = get6(W, i, W_S + 6 * int(W[i, W_UNK + a]))
-            for b in range(m):
-                W[i, W_D + 6 * a + b] = dot6(Sa, get6(W, i, W_U + 6 * b))
-            W[i, W_D + 7 * a] += model[i, ARMATURE]
-        invert_spd(W, i, m)
+            W[i, W_DINV] = 1.0 / (dot6(S, U) + model[i, ARMATURE])
+            W[i, W_UU] = tau[user_v(model, i, 0)] - dot6(S, pA)
         if par < 0:
             continue
         c = get6(W, i, W_C)
         pa = plus(pA, sym6_times(W, i, W_IA, c))
         for k in range(21):
             W[par, W_IA + k] += W[i, W_IA + k]
-        for a in range(m):      # the projection, column a of U D^-1 at a time
-            UDinv = ZERO6
-            for b in range(m):
-                UDinv = axpy(W[i, W_DINV + 6 * b + a], get6(W, i, W_U + 6 * b), UDinv)
-            pa = axpy(W[i, W_UU + a] - dot6(get6(W, i, W_U + 6 * a), c), UDinv, pa)
-            sym6_subtract_outer(W, par, W_IA, UDinv, get6(W, i, W_U + 6 * a))
+        if m:
+            U, dinv = get6(W, i, W_U), W[i, W_DINV]
+            UDinv = (dinv * U[0], dinv * U[1], dinv * U[2], dinv * U[3], dinv * U[4], dinv * U[5])
+            pa = axpy(W[i, W_UU] - dot6(U, c), UDinv, pa)
+            sym6_subtract_outer(W, par, W_IA, UDinv, U)
         set6(W, par, W_F, plus(get6(W, par, W_F), pa))
     for i in range(nb):
         par, m = parent(model, i), int(W[i, W_NUNK])
         ai = plus(get6(W, par, W_A) if par >= 0 else root_acceleration(model), get6(W, i, W_C))
-        for a in range(m):      # u - U^T a', kept in W_UU
-            W[i, W_UU + a] -= dot6(get6(W, i, W_U + 6 * a), ai)
-        for a in range(m):
-            da = int(W[i, W_UNK + a])
-            x = 0.0
-            for b in range(m):
-                x += W[i, W_DINV + 6 * a + b] * W[i, W_UU + b]
-            qdd[user_v(model, i, da)] = x
-            ai = axpy(x, get6(W, i, W_S + 6 * da), ai)
+        if ndofs(model, i) == 6:
+            ai = free_root(model, i, tau, qdd, ai, W)
+        elif m:
+            x = W[i, W_DINV] * (W[i, W_UU] - dot6(get6(W, i, W_U), ai))
+            qdd[user_v(model, i, 0)] = x
+            ai = axpy(x, get6(W, i, W_S), ai)
         set6(W, i, W_A, ai)
         if m == ndofs(model, i):
             continue            # no known coordinate: no torque to report
@@ -751,6 +737,29 @@ def articulated_body(model, v, known, qdd, tau, ext, W):
             k = user_v(model, i, d)
             if known[k]:
                 tau[k] = model[i, ARMATURE] * qdd[k] + dot6(get6(W, i, W_S + 6 * d), f)
+
+
+@fast
+def free_root(model, i, tau, qdd, a0, W):
+    """The free root's unknown accelerations qdd_u, given a0, its acceleration with them zero:
+    its force Ia a + pA (seed 001 eq. 6.47) has S_u^T (Ia a + pA) = tau_u, so with U = Ia S_u,
+    (S_u^T U) qdd_u = tau_u - S_u^T (pA + Ia a0), solved by Cholesky in the dense rows of W.
+    Returns a = a0 + S_u qdd_u."""
+    nb, m = model.shape[0] - 1, int(W[i, W_NUNK])
+    L, x = W[nb:nb + m, :m], W[nb:nb + m, m]
+    g = plus(get6(W, i, W_F), sym6_times(W, i, W_IA, a0))
+    for a in range(m):
+        Sa = get6(W, i, W_S + 6 * int(W[i, W_UNK + a]))
+        set6(W, i, W_U + 6 * a, sym6_times(W, i, W_IA, Sa))
+        x[a] = tau[user_v(model, i, int(W[i, W_UNK + a]))] - dot6(Sa, g)
+        for b in range(a + 1):
+            L[a, b] = dot6(Sa, get6(W, i, W_U + 6 * b))
+    cholesky_solve(L, x, m)
+    for a in range(m):
+        d = int(W[i, W_UNK + a])
+        qdd[user_v(model, i, d)] = x[a]
+        a0 = axpy(x[a], get6(W, i, W_S + 6 * d), a0)
+    return a0
 
 
 @fast
@@ -778,27 +787,8 @@ def reduced_hybrid(model, q, v, known, qdd, tau, ext, W):
         x[j] = y
         for k in range(j + 1):
             L[j, k] = M[r, int(unknown[k])]
-    for j in range(n):          # Cholesky, in place; the diagonal holds 1 / L_jj
-        y = L[j, j]
-        for k in range(j):
-            y -= L[j, k] * L[j, k]
-        dinv = 1.0 / np.sqrt(y)
-        L[j, j] = dinv
-        for i in range(j + 1, n):
-            y = L[i, j]
-            for k in range(j):
-                y -= L[i, k] * L[j, k]
-            L[i, j] = y * dinv
-    for j in range(n):          # L y = x
-        y = x[j]
-        for k in range(j):
-            y -= L[j, k] * x[k]
-        x[j] = y * L[j, j]
-    for j in range(n - 1, -1, -1):   # L^T qdd_u = y
-        y = x[j]
-        for k in range(j + 1, n):
-            y -= L[k, j] * x[k]
-        x[j] = y * L[j, j]
+    cholesky_solve(L, x, n)
+    for j in range(n):
         qdd[int(unknown[j])] = x[j]
     for r in range(nv):
         if known[r]:
