@@ -493,6 +493,9 @@ def newton_euler(model, q, v, a, ext, tau, W):
     flyer's S is the identity in its own frame. External wrenches need `kinematics` first.
     Returns BAD_QUATERNION for a free flyer whose quaternion is not unit."""
     nb = model.shape[0] - 1
+    for i in range(nb):     # q, sin q, cos q first: a sine on the recursion's dependency chain cost 20 %
+        th = q[int(model[i, QSRC])] * model[i, QSCALE] + model[i, QOFF]
+        W[i, W_JOINT], W[i, W_JOINT + 1], W[i, W_JOINT + 2] = (th,) + sin_cos(th)
     for i in range(nb):
         par, jt, iq, k = parent(model, i), model[i, JTYPE], int(model[i, QSRC]), user_v(model, i, 0)
         vp = get6(W, par, W_V) if par >= 0 else ZERO6
@@ -505,7 +508,7 @@ def newton_euler(model, q, v, a, ext, tau, W):
             vi = (v[k], v[k + 1], v[k + 2], v[k + 3], v[k + 4], v[k + 5])
             ai = plus(to_child(E, r, ap), (a[k], a[k + 1], a[k + 2], a[k + 3], a[k + 4], a[k + 5]))
         else:   # S = e_z, written out: v_i x S qd has four non-zero terms
-            th = q[iq] * model[i, QSCALE] + model[i, QOFF]
+            th = W[i, W_JOINT]
             qd, qdd, R = v[k] * model[i, VSCALE], a[k] * model[i, VSCALE], get9(model, i, ROT)
             r = (model[i, POS], model[i, POS + 1], model[i, POS + 2])
             if jt == PRISMATIC:
@@ -514,8 +517,7 @@ def newton_euler(model, q, v, a, ext, tau, W):
                 vi = (vi[0], vi[1], vi[2] + qd, vi[3], vi[4], vi[5])
                 ai = (ai[0] + vi[4] * qd, ai[1] - vi[3] * qd, ai[2] + qdd, ai[3], ai[4], ai[5])
             else:
-                sin_th, cos_th = sin_cos(th)
-                E = transpose3(rotate_z(R, sin_th, cos_th))
+                E = transpose3(rotate_z(R, W[i, W_JOINT + 1], W[i, W_JOINT + 2]))
                 vi, ai = to_child(E, r, vp), to_child(E, r, ap)
                 vi = (vi[0], vi[1], vi[2], vi[3], vi[4], vi[5] + qd)
                 ai = (ai[0] + vi[1] * qd, ai[1] - vi[0] * qd, ai[2], ai[3] + vi[4] * qd, ai[4] - vi[3] * qd, ai[5] + qdd)
