@@ -459,7 +459,7 @@ def rnea(model, q, v, a, ext, tau, W):
         status = kinematics(model, q, W)
         if status != OK:
             return status
-    return newton_euler(model, q, v, a, ext, tau, W)
+    return newton_euler(model, q, v, a, ext, tau, W, ext.shape[0] > 0)
 
 
 @fast
@@ -484,16 +484,17 @@ def to_parent(E, r, f):
 
 
 @fast
-def newton_euler(model, q, v, a, ext, tau, W):
+def newton_euler(model, q, v, a, ext, tau, W, placed):
     """Recursive Newton-Euler (seed 000; seed 004 table 2) in each body's joint frame, where the
     joint moves along or about z: with X_i = (E, r) the transform from the parent's frame (E its
     rotation, r the body's origin in the parent, seed 003's fixed placement times exp([S] q)),
     v_i = X_i v_p + S qd, a_i = X_i a_p + S qdd + v_i x S qd, f_i = I_i a_i + v_i x* I_i v_i - f_ext,
     tau = S^T f_i + armature qdd, f_p += X_i^T f_i; the base moves up at g (seed 004 note 6). A free
-    flyer's S is the identity in its own frame. External wrenches need `kinematics` first.
+    flyer's S is the identity in its own frame. `placed`: `kinematics` has run (external wrenches
+    need it), which leaves the joints' angles in W.
     Returns BAD_QUATERNION for a free flyer whose quaternion is not unit."""
     nb = model.shape[0] - 1
-    for i in range(nb):     # q, sin q, cos q first: a sine on the recursion's dependency chain cost 20 %
+    for i in range(0 if placed else nb):   # q, sin q, cos q first: a sine on the recursion's chain cost 20 %
         th = q[int(model[i, QSRC])] * model[i, QSCALE] + model[i, QOFF]
         W[i, W_JOINT], W[i, W_JOINT + 1], W[i, W_JOINT + 2] = (th,) + sin_cos(th)
     for i in range(nb):
@@ -773,7 +774,7 @@ def reduced_hybrid(model, q, v, known, qdd, tau, ext, W):
     M, L = W[nb:, :nv], W[nb:, nv + 4:2 * nv + 4]
     b, zero, unknown, x = W[nb:, nv], W[nb:, nv + 1], W[nb:, nv + 2], W[nb:, nv + 3]
     zero[:] = 0.0
-    newton_euler(model, q, v, zero, ext, b, W)
+    newton_euler(model, q, v, zero, ext, b, W, True)
     composite_inertia(model, M, W)
     n = 0
     for r in range(nv):
