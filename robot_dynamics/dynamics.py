@@ -43,6 +43,14 @@ def _plain(x, n, dtype=_F64, unit=(8,)):
     return type(x) is np.ndarray and x.dtype is dtype and x.strides == unit and len(x) == n
 
 
+def _plain_state(model, q, v, a, unit=(8,), ndarray=np.ndarray, f64=_F64):
+    """`_plain` for q, v and a (or tau) together, written out: 0.1 us less per call."""
+    nv = model.nv
+    return (type(q) is ndarray and q.dtype is f64 and q.strides == unit and len(q) == model.nq
+            and type(v) is ndarray and v.dtype is f64 and v.strides == unit and len(v) == nv
+            and type(a) is ndarray and a.dtype is f64 and a.strides == unit and len(a) == nv)
+
+
 def _batch_size(a):
     return a.shape[0] if a.ndim == 2 else 0
 
@@ -154,7 +162,7 @@ def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None):
     """tau = M(q) a + C(q, v) v + g(q) - sum J^T f_ext (RNEA). external_wrenches maps a frame
     name to a wrench [force; torque] acting at the frame origin, in local_world_aligned axes,
     or to (wrench, reference) with reference world / local / local_world_aligned."""
-    if not external_wrenches and _plain(q, model.nq) and _plain(v, model.nv) and _plain(a, model.nv):
+    if not external_wrenches and _plain_state(model, q, v, a):
         tau = np.empty(model.nv)
         if _RNEA.run(model.packed, q, v, a, _NO_EXT, tau, _scratch(model).work) == K.OK:
             return tau
@@ -220,7 +228,7 @@ def coriolis_matrix(model, q, v, threads=None):
 def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None):
     """qdd = M^-1 (tau + sum J^T f_ext - C v - g), by the articulated-body algorithm."""
     s = _scratch(model)
-    if not external_wrenches and _plain(q, model.nq) and _plain(v, model.nv) and _plain(tau, model.nv):
+    if not external_wrenches and _plain_state(model, q, v, tau):
         qdd = np.empty(model.nv)    # tau is only read: nothing is known
         if _HYBRID.run(model.packed, q, v, s.nothing_known, qdd, tau, _NO_EXT, s.work) == K.OK:
             return qdd
