@@ -4,15 +4,17 @@
 
 Times RNEA, ABA, CRBA and a frame Jacobian for one state (N = 1) and for batches
 (N = 100, 10000) with 1 and 2 threads, against Pinocchio called once or looped in Python
-over the batch on one thread.  Each figure is the median over several repeats, after a
-warm-up call.  Then times the kernel start (import + first call) in fresh processes, with
-numba's on-disk cache as it is (warm) and with an empty cache (cold, recompiles).
+over the batch on one thread.  Each figure is the median over several repeats, after three
+warm-up calls: on this VM the first calls that return large fresh arrays ran up to 10x slower
+(talos crba, 115 MB a call).  Then times the kernel start (import + first call) in fresh
+processes, with numba's on-disk cache as it is (warm) and with an empty cache (cold, recompiles).
 """
 import os
 
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy: OpenBLAS threads fight numba's
 
 import logging
+import re
 import statistics
 import subprocess
 import sys
@@ -32,14 +34,18 @@ CASES = [  # name, urdf, floating base, frame
     ("panda", f"{ROBOTS}/panda_description/urdf/panda.urdf", False, "panda_hand"),
     ("talos", f"{ROBOTS}/talos_data/robots/talos_reduced.urdf", True, "left_sole_link"),
 ]
+# Pinocchio's aba refuses mimic joints and runs on panda without its mimic finger; this row times
+# ours on that same model, beside our coupled (mimic) forward dynamics above
+SAME_MODEL = ("panda, mimic removed", CASES[0][1], False, "panda_hand", ("aba",))
 BATCHES = (100, 10000)
-REPEATS = {1: 7, 100: 7, 10000: 3}
+REPEATS = {1: 7, 100: 7, 10000: 5}
 SINGLE_LOOP = 200  # calls per timed repeat for N = 1
 
 
 def median_time(fn, repeats, calls=1):
-    """Median over `repeats` of the seconds per call of fn(), after one warm-up call."""
-    fn()
+    """Median over `repeats` of the seconds per call of fn(), after three warm-up calls."""
+    for _ in range(3):
+        fn()
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
@@ -88,13 +94,16 @@ def pad(x, extra):
     return np.hstack([x] + [x[:, -1:]] * extra)
 
 
-def bench_robot(name, urdf, floating, frame):
-    """Rows (robot, algorithm, N, ours 1 thread, ours 2 threads or None, pin), µs per state."""
-    model = load_urdf(urdf, floating_base=floating)
+def bench_robot(name, urdf, floating, frame, only=None):
+    """Rows (robot, algorithm, N, ours 1 thread, ours 2 threads or None, pin), µs per state, for
+    the algorithms in `only` (all by default); with `only`, the URDF's mimic tags are dropped."""
+    model = load_urdf(re.sub(r"<mimic[^>]*/>", "", open(urdf).read()) if only else urdf, floating_base=floating)
     print(f"\n## {name}: nq={model.nq} nv={model.nv} frame={frame} (µs per state, median)")
     states_ = states(model.nq, model.nv, floating, max(BATCHES), np.random.default_rng(0))
     rows = []
     for alg, (ours, theirs, extra) in algorithms(model, urdf, floating, frame).items():
+        if only and alg not in only:
+            continue
         Q, V, A = states_
         P = [pad(x, extra) for x in states_]
         us = 1e6 * median_time(lambda: ours(Q[0], V[0], A[0]), REPEATS[1], SINGLE_LOOP)
@@ -153,7 +162,7 @@ def main():
     print(f"numpy {np.__version__}, numba {numba.__version__} (NUMBA_THREADING_LAYER="
           f"{numba.config.THREADING_LAYER}, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}), "
           f"pinocchio {pin.__version__}, {os.cpu_count()} cores; Pinocchio N>1 = Python loop over the batch")
-    rows = [row for case in CASES for row in bench_robot(*case)]
+    rows = [row for case in CASES + [SAME_MODEL] for row in bench_robot(*case)]
     print(f"\nnumba threading layer used: {numba.threading_layer()}")
     print("\n## kernel start: import + first inverse_dynamics on bundled puma560 (fresh process)")
     print("warm numba cache:", kernel_start())

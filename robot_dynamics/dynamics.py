@@ -90,7 +90,7 @@ class _Direct:
         return status
 
 
-_RNEA, _CRBA, _HYBRID, _JACOBIAN = (_Direct(k) for k in (K.rnea, K.crba, K.hybrid, K.frame_jacobian))
+_RNEA, _CRBA, _CORIOLIS, _HYBRID, _JACOBIAN = (_Direct(k) for k in (K.rnea, K.crba, K.coriolis, K.hybrid, K.frame_jacobian))
 
 
 class _Scratch:
@@ -215,6 +215,10 @@ def mass_matrix(model, q, threads=None):
 
 def coriolis_matrix(model, q, v, threads=None):
     """C(q, v) with C v the Coriolis and centrifugal torques and Mdot - 2C skew-symmetric."""
+    if _plain(q, model.nq) and _plain(v, model.nv):
+        C = np.empty((model.nv, model.nv))
+        if _CORIOLIS.run(model.packed, q, v, C, _scratch(model).work) == K.OK:
+            return C
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
     v = _vector(v, model.nv, "v", n)

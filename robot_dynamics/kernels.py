@@ -44,7 +44,8 @@ FRAME_COLS, EXT_COLS = 14, 20   # an external wrench row adds the wrench (6) to 
 
 # workspace columns, one row per body: world placement, world (then composite) inertia,
 # velocity, acceleration, force, bias acceleration, then per coordinate of the joint (up to 6)
-# S and U, 6x6 blocks, the joint's unknown coordinates, their u, and the root-to-body chain
+# S and U, three 6x6 blocks (the articulated inertia, scratch; W_DINV starts with ABA's 1 / D),
+# the joint's unknown coordinates, their u, and the root-to-body chain
 W_R, W_P, W_I, W_V, W_A, W_F, W_C = 0, 9, 12, 22, 28, 34, 40
 W_S, W_U, W_IA, W_D, W_DINV = 46, 82, 118, 154, 190
 W_UNK, W_NUNK, W_UU, W_CHAIN = 226, 232, 233, 239
@@ -154,17 +155,6 @@ def inertia_times(A, i, c, m):
             hy * m[2] - hz * m[1] + A[i, c + 4] * m[3] + A[i, c + 7] * m[4] + A[i, c + 8] * m[5],
             hz * m[0] - hx * m[2] + A[i, c + 7] * m[3] + A[i, c + 5] * m[4] + A[i, c + 9] * m[5],
             hx * m[1] - hy * m[0] + A[i, c + 8] * m[3] + A[i, c + 9] * m[4] + A[i, c + 6] * m[5])
-
-
-@fast
-def inertia_matrix(W, i, c):
-    """W[i, c:c+36] = the 6x6 matrix [[m 1, -[h]], [[h], Ibar]] of body i's inertia W[i, W_I:]."""
-    m, hx, hy, hz = W[i, W_I], W[i, W_I + 1], W[i, W_I + 2], W[i, W_I + 3]
-    xx, yy, zz, xy, xz, yz = W[i, W_I + 4], W[i, W_I + 5], W[i, W_I + 6], W[i, W_I + 7], W[i, W_I + 8], W[i, W_I + 9]
-    rows = ((m, 0.0, 0.0, 0.0, hz, -hy), (0.0, m, 0.0, -hz, 0.0, hx), (0.0, 0.0, m, hy, -hx, 0.0),
-            (0.0, -hz, hy, xx, xy, xz), (hz, 0.0, -hx, xy, yy, yz), (-hy, hx, 0.0, xz, yz, zz))
-    for r in range(6):
-        set6(W, i, c + 6 * r, rows[r])
 
 
 @fast
@@ -873,30 +863,17 @@ def frame_jacobian_batch(model, Q, spec, J, H, nthreads):
 # --- Coriolis matrix -----------------------------------------------------------------------
 @fast
 def coriolis_body(W, i, vel):
-    """W[i, W_IA] = B = (v x* I - I v x + (I v) xbar*) / 2, so that Mdot = C + C^T and
-    C v = v x* I v (the Christoffel-consistent split of seed 002 property 2, per body);
-    uses W[i, W_D] for I (6x6) and W[i, W_DINV] for v x."""
-    inertia_matrix(W, i, W_D)
-    w, l = (vel[3], vel[4], vel[5]), (vel[0], vel[1], vel[2])
-    vx = ((0.0, -w[2], w[1], 0.0, -l[2], l[1]), (w[2], 0.0, -w[0], l[2], 0.0, -l[0]),
-          (-w[1], w[0], 0.0, -l[1], l[0], 0.0), (0.0, 0.0, 0.0, 0.0, -w[2], w[1]),
-          (0.0, 0.0, 0.0, w[2], 0.0, -w[0]), (0.0, 0.0, 0.0, -w[1], w[0], 0.0))
-    for r in range(6):
-        set6(W, i, W_DINV + 6 * r, vx[r])
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for k in range(6):     # v x* = -(v x)^T
-                acc -= W[i, W_DINV + 6 * k + r] * W[i, W_D + 6 * k + c] + W[i, W_D + 6 * r + k] * W[i, W_DINV + 6 * k + c]
-            W[i, W_IA + 6 * r + c] = 0.5 * acc
-    f = inertia_times(W, i, W_I, vel)    # (f xbar*) = [[0, -[fl]], [-[fl], -[fa]]]
-    for r in range(3):
-        for c in range(3):
-            sl = (0.0, -f[2], f[1], f[2], 0.0, -f[0], -f[1], f[0], 0.0)[3 * r + c]
-            sa = (0.0, -f[5], f[4], f[5], 0.0, -f[3], -f[4], f[3], 0.0)[3 * r + c]
-            W[i, W_IA + 6 * r + 3 + c] -= 0.5 * sl
-            W[i, W_IA + 6 * (3 + r) + c] -= 0.5 * sl
-            W[i, W_IA + 6 * (3 + r) + 3 + c] -= 0.5 * sa
+    """W[i, W_IA] (6x6, row-major) = B = (v x* I - I v x + (I v) xbar*) / 2, so that Mdot = C + C^T
+    and C v = v x* I v (the Christoffel-consistent split of seed 002 property 2, per body); its
+    column k is (v x* (I e_k) - I (v x e_k) + e_k x* (I v)) / 2, as (I v) xbar* m = m x* (I v)."""
+    h = inertia_times(W, i, W_I, vel)
+    for k in range(6):
+        e = (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0,
+             1.0 if k == 3 else 0.0, 1.0 if k == 4 else 0.0, 1.0 if k == 5 else 0.0)
+        col = plus(axpy(-1.0, inertia_times(W, i, W_I, cross_motion(vel, e)),
+                        cross_force(vel, inertia_times(W, i, W_I, e))), cross_force(e, h))
+        for r in range(6):
+            W[i, W_IA + 6 * r + k] = 0.5 * col[r]
 
 
 @fast

@@ -35,6 +35,7 @@ def test_fast_and_general_paths_agree(pair):
         "tau": lambda q, v, a: rd.inverse_dynamics(m, q, v, a),
         "g": lambda q, v, a: rd.gravity_torques(m, q),
         "M": lambda q, v, a: rd.mass_matrix(m, q),
+        "C": lambda q, v, a: rd.coriolis_matrix(m, q, v),
         "qdd": lambda q, v, a: rd.forward_dynamics(m, q, v, a),
         "hybrid": lambda q, v, a: np.concatenate(rd.hybrid_dynamics(m, q, v, batch(known, q), a, a), axis=-1),
         "J": lambda q, v, a: rd.frame_jacobian(m, q, frame, "local"),
