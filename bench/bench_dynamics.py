@@ -38,8 +38,8 @@ CASES = [  # name, urdf, floating base, frame
 # ours on that same model, beside our coupled (mimic) forward dynamics above
 SAME_MODEL = ("panda, mimic removed", CASES[0][1], False, "panda_hand", ("aba",))
 BATCHES = (100, 10000)
-REPEATS = {1: 7, 100: 7, 10000: 5}
-SINGLE_LOOP = 200  # calls per timed repeat for N = 1
+REPEATS = {1: 9, 100: 21, 10000: 9}
+SINGLE_LOOP = 1000  # calls per timed repeat for N = 1
 
 
 def median_time(fn, repeats, calls=1):
