@@ -230,7 +230,8 @@ def coriolis_matrix(model, q, v, threads=None):
 
 
 def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None):
-    """qdd = M^-1 (tau + sum J^T f_ext - C v - g), by the articulated-body algorithm."""
+    """qdd = M^-1 (tau + sum J^T f_ext - C v - g), by the articulated-body algorithm (models with
+    mimic joints, whose coordinates are coupled: RNEA, CRBA and a Cholesky solve)."""
     s = _scratch(model)
     if not external_wrenches and _plain_state(model, q, v, tau):
         qdd = np.empty(model.nv)    # tau is only read: nothing is known

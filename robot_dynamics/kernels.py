@@ -872,8 +872,8 @@ def coriolis_body(W, i, vel):
              1.0 if k == 3 else 0.0, 1.0 if k == 4 else 0.0, 1.0 if k == 5 else 0.0)
         col = plus(axpy(-1.0, inertia_times(W, i, W_I, cross_motion(vel, e)),
                         cross_force(vel, inertia_times(W, i, W_I, e))), cross_force(e, h))
-        for r in range(6):
-            W[i, W_IA + 6 * r + k] = 0.5 * col[r]
+        W[i, W_IA + k], W[i, W_IA + 6 + k], W[i, W_IA + 12 + k] = 0.5 * col[0], 0.5 * col[1], 0.5 * col[2]
+        W[i, W_IA + 18 + k], W[i, W_IA + 24 + k], W[i, W_IA + 30 + k] = 0.5 * col[3], 0.5 * col[4], 0.5 * col[5]
 
 
 @fast
