@@ -665,13 +665,16 @@ def main(args=None):
         if rclpy.ok():      # not a SIGTERM/SIGINT shutdown racing the start-up
             raise
     finally:
-        executor.shutdown()
-        joint_states_executor.shutdown()
+        # shutdown first: it joins rclpy's signal thread, which triggers every executor's SIGINT
+        # guard condition unsynchronised (destroying one under it crashed ~1 exit in 10), and it
+        # wakes both executors
+        rclpy.try_shutdown()
         if thread.is_alive():
             thread.join()
+        executor.shutdown()
+        joint_states_executor.shutdown()
         if node is not None:
             node.destroy_node()
-        rclpy.try_shutdown()
     return 0
 
 

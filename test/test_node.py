@@ -172,8 +172,10 @@ def test_joint_states_qos_overrides_are_parameters_of_the_node(client, puma, mod
     """joint_states is taken by a second node, <name>_joint_states; its QoS still comes from the
     node's read-only qos_overrides.<resolved topic>.subscription.* parameters."""
     def subscription(node):
-        info = client.wait_for(lambda: client.node.get_subscriptions_info_by_topic(node.joint_states),
-                               what=f"the subscription of {node.joint_states}")
+        def named():    # an endpoint can be discovered before its node, named _NODE_NAME_UNKNOWN_ until then
+            info = client.node.get_subscriptions_info_by_topic(node.joint_states)
+            return info if info and all(i.node_name != "_NODE_NAME_UNKNOWN_" for i in info) else None
+        info = client.wait_for(named, what=f"the subscription of {node.joint_states} and its node")
         assert [(i.node_namespace, i.node_name) for i in info] == [("/", f"{node.name}_joint_states")]
         return info[0].qos_profile
 
