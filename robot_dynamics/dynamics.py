@@ -147,13 +147,13 @@ def _threads(batch, threads):
     return 1 if batch < PARALLEL_MIN_BATCH else max(1, min(threads or default_threads(), batch))
 
 
-def _batch(name, n, threads, *args):
+def _batch(name, model, n, threads, *args):
     """Run kernel `name` over n states: K.<name>_rows on one thread, else K.<name>_batch."""
     nthreads = _threads(n, threads)
     if nthreads > 1:
-        return getattr(K, name + "_batch")(*args, nthreads)
+        return getattr(K, name + "_batch")(model.packed, *args, nthreads)
     status = np.zeros(n, np.int64)
-    getattr(K, name + "_rows")(*args, status, 0, n)
+    getattr(K, name + "_rows")(model.packed, *args, status, 0, n, _scratch(model).work)
     return status
 
 
@@ -172,7 +172,7 @@ def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None):
     a = _vector(a, model.nv, "a", n)
     ext = _external(model, external_wrenches, n)
     tau = np.empty(q.shape[:-1] + (model.nv,))
-    status = _batch("rnea", n, threads, model.packed, q, v, a, ext, tau) if n \
+    status = _batch("rnea", model, n, threads, q, v, a, ext, tau) if n \
         else K.rnea(model.packed, q, v, a, ext, tau, _scratch(model).work)
     _raise_status(model, status, dict(q=q, v=v, a=a, external_wrenches=ext[..., K.F_WRENCH:]))
     return tau
@@ -207,7 +207,7 @@ def mass_matrix(model, q, threads=None):
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
     M = np.empty(q.shape[:-1] + (model.nv, model.nv))
-    status = _batch("crba", n, threads, model.packed, q, M) if n \
+    status = _batch("crba", model, n, threads, q, M) if n \
         else K.crba(model.packed, q, M, _scratch(model).work)
     _raise_status(model, status, dict(q=q))
     return M
@@ -223,7 +223,7 @@ def coriolis_matrix(model, q, v, threads=None):
     n = _batch_size(q)
     v = _vector(v, model.nv, "v", n)
     C = np.empty(q.shape[:-1] + (model.nv, model.nv))
-    status = _batch("coriolis", n, threads, model.packed, q, v, C) if n \
+    status = _batch("coriolis", model, n, threads, q, v, C) if n \
         else K.coriolis(model.packed, q, v, C, _scratch(model).work)
     _raise_status(model, status, dict(q=q, v=v))
     return C
@@ -277,7 +277,7 @@ def _hybrid(model, q, v, known, qdd, tau, external_wrenches, threads):
     """The hybrid kernel on checked arrays: writes qdd where unknown and tau where known."""
     n = _batch_size(q)
     ext = _external(model, external_wrenches, n)
-    status = _batch("hybrid", n, threads, model.packed, q, v, known, qdd, tau, ext) if n \
+    status = _batch("hybrid", model, n, threads, q, v, known, qdd, tau, ext) if n \
         else K.hybrid(model.packed, q, v, known, qdd, tau, ext, _scratch(model).work)
     if np.any(status):      # name the given input at fault: qdd where known, tau elsewhere
         _raise_status(model, status, dict(q=q, v=v, qdd=np.where(known, qdd, 0.0), tau=np.where(known, 0.0, tau),
@@ -290,7 +290,7 @@ def _frame_kernel(model, q, frame, reference, threads):
     spec = _frame_spec(model, frame, reference)
     J = np.empty(q.shape[:-1] + (6, model.nv))
     H = np.empty(q.shape[:-1] + (4, 4))
-    status = _batch("frame_jacobian", n, threads, model.packed, q, spec, J, H) if n \
+    status = _batch("frame_jacobian", model, n, threads, q, spec, J, H) if n \
         else K.frame_jacobian(model.packed, q, spec, J, H, _scratch(model).work)
     _raise_status(model, status, dict(q=q))
     return J, H

@@ -14,7 +14,7 @@ times its scale, to its source's (tau = G^T tau_full, M = G^T M_full G).
 
 Each algorithm is one per-state function over a workspace W (a row of scratch per body,
 see `workspace`); it is also the single-state entry point. `*_rows` runs it over rows lo..hi
-of 2-D inputs on one thread; `*_batch` splits the rows over nthreads (prange over chunks,
+of 2-D inputs on one thread and one workspace; `*_batch` splits the rows over nthreads (prange over chunks,
 thread count as an argument so that `cache=True` holds). One thread goes straight to
 `*_rows`: calling a parallel function, even on a path without a parallel region, made a
 batch several times slower here.
@@ -53,14 +53,18 @@ W_JOINT = 240   # the joint's q, sin q, cos q
 W_X = W_U       # newton_euler's transform from the parent's joint frame, E (9) and r (3)
 W_COLS = 243
 
-fast = njit(cache=True, error_model="numpy", fastmath={"contract"})
-inline = njit(cache=True, error_model="numpy", fastmath={"contract"}, inline="always")
+# The kernels allocate nothing, so they are compiled without numba's reference counting (_nrt=False):
+# the atomic increments and decrements around every helper call and array view cost single calls
+# 10-25 %. Only `workspace` and the parallel drivers allocate.
+fast = njit(cache=True, error_model="numpy", fastmath={"contract"}, _nrt=False)
+inline = njit(cache=True, error_model="numpy", fastmath={"contract"}, inline="always", _nrt=False)
+allocating = njit(cache=True, error_model="numpy", fastmath={"contract"})
 parallel = njit(cache=True, parallel=True, error_model="numpy", fastmath={"contract"})
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 IDENTITY3 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
 
-@fast
+@allocating
 def workspace(model):
     """Scratch for one state: a row per body (W_COLS), then a row per user coordinate for the
     dense system of mimic models (M | b | zeros | unknowns | x | L)."""
@@ -541,8 +545,7 @@ def newton_euler(model, q, v, a, ext, tau, W, placed):
 
 
 @fast
-def rnea_rows(model, Q, V, A, EXT, TAU, status, lo, hi):
-    W = workspace(model)
+def rnea_rows(model, Q, V, A, EXT, TAU, status, lo, hi, W):
     for s in range(lo, hi):
         status[s] = rnea(model, Q[s], V[s], A[s], EXT[s], TAU[s], W)
 
@@ -551,7 +554,8 @@ def rnea_rows(model, Q, V, A, EXT, TAU, status, lo, hi):
 def rnea_batch(model, Q, V, A, EXT, TAU, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
-        rnea_rows(model, Q, V, A, EXT, TAU, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
+        rnea_rows(model, Q, V, A, EXT, TAU, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads,
+                  workspace(model))
     return status
 
 
@@ -600,8 +604,7 @@ def composite_inertia(model, M, W):
 
 
 @fast
-def crba_rows(model, Q, M, status, lo, hi):
-    W = workspace(model)
+def crba_rows(model, Q, M, status, lo, hi, W):
     for s in range(lo, hi):
         status[s] = crba(model, Q[s], M[s], W)
 
@@ -610,7 +613,7 @@ def crba_rows(model, Q, M, status, lo, hi):
 def crba_batch(model, Q, M, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
-        crba_rows(model, Q, M, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
+        crba_rows(model, Q, M, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads, workspace(model))
     return status
 
 
@@ -792,9 +795,8 @@ def reduced_hybrid(model, q, v, known, qdd, tau, ext, W):
 
 
 @fast
-def hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi):
+def hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, W):
     """KNOWN: a mask per state, or one row for every state."""
-    W = workspace(model)
     for s in range(lo, hi):
         status[s] = hybrid(model, Q[s], V[s], KNOWN[s if len(KNOWN) > 1 else 0], QDD[s], TAU[s], EXT[s], W)
 
@@ -804,7 +806,7 @@ def hybrid_batch(model, Q, V, KNOWN, QDD, TAU, EXT, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status,
-                    t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
+                    t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads, workspace(model))
     return status
 
 
@@ -825,9 +827,10 @@ def frame_jacobian(model, q, spec, J, H, W):
         H[r, 0], H[r, 1], H[r, 2], H[r, 3] = R[3 * r], R[3 * r + 1], R[3 * r + 2], p[r]
     H[3, 0], H[3, 1], H[3, 2], H[3, 3] = 0.0, 0.0, 0.0, 1.0
     J[:, :] = 0.0
-    ref = spec[F_REF]
+    ref, RT = spec[F_REF], transpose3(R)
     j = int(spec[F_BODY])
     while j >= 0:
+        g = model[j, VSCALE]
         for e in range(ndofs(model, j)):
             s = get6(W, j, W_S + 6 * e)
             lin, ang = (s[0], s[1], s[2]), (s[3], s[4], s[5])
@@ -835,19 +838,20 @@ def frame_jacobian(model, q, spec, J, H, W):
                 wp = cross3(ang, p)
                 lin = (lin[0] + wp[0], lin[1] + wp[1], lin[2] + wp[2])
             if ref == LOCAL:    # R^T times each half
-                RT = (R[0], R[3], R[6], R[1], R[4], R[7], R[2], R[5], R[8])
                 lin, ang = matvec3(RT, lin), matvec3(RT, ang)
-            col, g = lin + ang, model[j, VSCALE]
             k = user_v(model, j, e)
-            for r in range(6):
-                J[r, k] += g * col[r]
+            J[0, k] += g * lin[0]
+            J[1, k] += g * lin[1]
+            J[2, k] += g * lin[2]
+            J[3, k] += g * ang[0]
+            J[4, k] += g * ang[1]
+            J[5, k] += g * ang[2]
         j = parent(model, j)
     return OK
 
 
 @fast
-def frame_jacobian_rows(model, Q, spec, J, H, status, lo, hi):
-    W = workspace(model)
+def frame_jacobian_rows(model, Q, spec, J, H, status, lo, hi, W):
     for s in range(lo, hi):
         status[s] = frame_jacobian(model, Q[s], spec, J[s], H[s], W)
 
@@ -856,7 +860,8 @@ def frame_jacobian_rows(model, Q, spec, J, H, status, lo, hi):
 def frame_jacobian_batch(model, Q, spec, J, H, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
-        frame_jacobian_rows(model, Q, spec, J, H, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
+        frame_jacobian_rows(model, Q, spec, J, H, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads,
+                            workspace(model))
     return status
 
 
@@ -924,8 +929,7 @@ def coriolis(model, q, v, C, W):
 
 
 @fast
-def coriolis_rows(model, Q, V, C, status, lo, hi):
-    W = workspace(model)
+def coriolis_rows(model, Q, V, C, status, lo, hi, W):
     for s in range(lo, hi):
         status[s] = coriolis(model, Q[s], V[s], C[s], W)
 
@@ -934,5 +938,5 @@ def coriolis_rows(model, Q, V, C, status, lo, hi):
 def coriolis_batch(model, Q, V, C, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
-        coriolis_rows(model, Q, V, C, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads)
+        coriolis_rows(model, Q, V, C, status, t * len(Q) // nthreads, (t + 1) * len(Q) // nthreads, workspace(model))
     return status
