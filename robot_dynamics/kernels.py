@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 from numba import njit, prange  # noqa: E402
 
 from .layout import (ARMATURE, FREE, GRAVITY, INERTIA, JTYPE, MIMIC, NV, PARENT, POS,  # noqa: E402
-                     PRISMATIC, QOFF, QSCALE, QSRC, ROT, VSCALE, VSRC)
+                     PRISMATIC, QOFF, QSCALE, QSRC, ROT, SUBTREE_END, VSCALE, VSRC)
 
 OK, NONFINITE, BAD_QUATERNION = 0, 1, 2
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
@@ -353,12 +353,13 @@ def quaternion_matrix(x, y, z, w):
 
 
 @fast
-def kinematics(model, q, W, body=-1):
+def kinematics(model, q, W, body=-1, base_frame=False):
     """World placement (R, p) of every body's joint frame, the world S of their coordinates
     and their world inertias, or only the placements and S from the root to `body` (seed 003: PoE
     placement; seed 004 eq. 22 for the inertia). A revolute joint's S is [p x u; u] for its
     world z axis u through p, a prismatic one's [u; 0]; the free flyer (at the root) has the
-    body axes as columns.
+    body axes as columns. base_frame: the free flyer stays at the origin, unrotated, so that its
+    S is the identity (M and C do not depend on where the base is).
     Returns BAD_QUATERNION for a free flyer whose quaternion is not unit.
     (Per-body work is written out here rather than in a function taking arrays: numba keeps
     reference counting around such calls, which costs more than the arithmetic.)"""
@@ -390,6 +391,8 @@ def kinematics(model, q, W, body=-1):
             if abs(x * x + y * y + z * z + w * w - 1.0) > 1e-6:
                 return BAD_QUATERNION
             R, p = quaternion_matrix(x, y, z, w), (q[iq], q[iq + 1], q[iq + 2])
+            if base_frame:
+                R, p = IDENTITY3, (0.0, 0.0, 0.0)
             for d in range(3):
                 u = (R[d], R[3 + d], R[6 + d])
                 set6(W, i, W_S + 6 * d, u + (0.0, 0.0, 0.0))
@@ -565,7 +568,7 @@ def crba(model, q, M, W):
     """Mass matrix M(q) of one state (see `composite_inertia`)."""
     if not finite(q):
         return NONFINITE
-    status = kinematics(model, q, W)
+    status = kinematics(model, q, W, -1, True)
     if status == OK:
         composite_inertia(model, M, W)
     return status
@@ -580,27 +583,38 @@ def add_symmetric(M, a, b, x):
 
 @fast
 def composite_inertia(model, M, W):
-    """Composite-rigid-body algorithm in the world frame, after `kinematics`: Ic_p += Ic_i,
-    F = Ic_i S_i, M_ji = S_j^T F for j on the path from i to the root (the M(q) of seed 002
-    eq. 9), plus armature on the diagonal. Turns W's inertias into composite ones."""
-    M[:, :] = 0.0       # bodies on different branches do not couple
-    for i in range(model.shape[0] - 2, -1, -1):
-        par, si = parent(model, i), model[i, VSCALE]
+    """Composite-rigid-body algorithm (the M(q) of seed 002 eq. 9) after `kinematics` in the base
+    frame: Ic_p += Ic_i from the leaves up and F = Ic_i S_i, then M_ji = S_j^T F_i for every i in
+    j's subtree, a contiguous range of bodies (no walk to the root), plus armature on the
+    diagonal. Turns W's inertias into composite ones; F is left in W_U."""
+    nb = model.shape[0] - 1
+    for i in range(nb - 1, -1, -1):
         for d in range(ndofs(model, i)):
-            F = inertia_times(W, i, W_I, get6(W, i, W_S + 6 * d))
-            a = user_v(model, i, d)
-            M[a, a] += si * si * (dot6(get6(W, i, W_S + 6 * d), F) + model[i, ARMATURE])
-            for e in range(d):     # the rest of the joint's own block (free flyer)
-                add_symmetric(M, a, user_v(model, i, e), dot6(get6(W, i, W_S + 6 * e), F))
-            j = par
-            while j >= 0:
-                for e in range(ndofs(model, j)):
-                    x = si * model[j, VSCALE] * dot6(get6(W, j, W_S + 6 * e), F)
-                    add_symmetric(M, a, user_v(model, j, e), x)
-                j = parent(model, j)
+            set6(W, i, W_U + 6 * d, inertia_times(W, i, W_I, get6(W, i, W_S + 6 * d)))
+        par = parent(model, i)
         if par >= 0:
             for k in range(10):
                 W[par, W_I + k] += W[i, W_I + k]
+    M[:, :] = 0.0       # bodies on different branches do not couple
+    for j in range(nb):
+        end = int(model[j, SUBTREE_END])
+        if ndofs(model, j) == 6:    # the free root, at the origin: S = 1, its rows are Ic and the F below
+            r = user_v(model, j, 0)
+            for d in range(6):
+                set6(M, r + d, r, get6(W, j, W_U + 6 * d))
+            for i in range(j + 1, end):
+                F, b, x = get6(W, i, W_U), user_v(model, i, 0), model[i, VSCALE]
+                add_symmetric(M, r, b, x * F[0])
+                add_symmetric(M, r + 1, b, x * F[1])
+                add_symmetric(M, r + 2, b, x * F[2])
+                add_symmetric(M, r + 3, b, x * F[3])
+                add_symmetric(M, r + 4, b, x * F[4])
+                add_symmetric(M, r + 5, b, x * F[5])
+        else:                       # one coordinate: only the root may be free
+            S, a, sj = get6(W, j, W_S), user_v(model, j, 0), model[j, VSCALE]
+            M[a, a] += sj * sj * (dot6(S, get6(W, j, W_U)) + model[j, ARMATURE])
+            for i in range(j + 1, end):
+                add_symmetric(M, a, user_v(model, i, 0), sj * model[i, VSCALE] * dot6(S, get6(W, i, W_U)))
 
 
 @fast
@@ -768,6 +782,8 @@ def reduced_hybrid(model, q, v, known, qdd, tau, ext, W):
     b, zero, unknown, x = W[nb:, nv], W[nb:, nv + 1], W[nb:, nv + 2], W[nb:, nv + 3]
     zero[:] = 0.0
     newton_euler(model, q, v, zero, ext, b, W, True)
+    if ndofs(model, 0) == 6:    # composite_inertia takes a free root at the origin
+        kinematics(model, q, W, -1, True)
     composite_inertia(model, M, W)
     n = 0
     for r in range(nv):

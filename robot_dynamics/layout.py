@@ -17,7 +17,8 @@ POS = 16         # 3: joint placement translation, in the parent's joint frame
 AXES = 19        # 9: Q, the joint frame's axes in the body frame (row-major)
 INERTIA = 28     # 10: mass, m*com (3), inertia about the origin (xx yy zz xy xz yz), joint frame
 ARMATURE = 38    # rotor inertia of the joint's coordinate
-NCOL = 39
+SUBTREE_END = 39  # bodies are in depth-first order: body i's subtree is bodies i .. SUBTREE_END - 1
+NCOL = 40
 
 # last row
 GRAVITY = 0      # 3

@@ -63,6 +63,19 @@ def joint_frames(axis, joint_type):
     return Q
 
 
+def subtree_ends(parent):
+    """One past the last body of each body's subtree, for bodies in depth-first order (each
+    subtree a contiguous range, as urdf.py builds them; checked)."""
+    end = np.arange(1, len(parent) + 1)
+    for i in range(len(parent) - 1, -1, -1):
+        if parent[i] >= 0:
+            end[parent[i]] = max(end[parent[i]], end[i])
+    for i in range(len(parent)):
+        if not -1 <= parent[i] < i or np.any(parent[i + 1:end[i]] < i):
+            raise ValueError(f"bodies are not in depth-first order at body {i}")
+    return end
+
+
 @dataclass
 class Frame:
     name: str
@@ -187,6 +200,7 @@ class Model:
         # a mimic follower's rotor is its leader's: counted once, on the leader
         own = np.where(self.v_is_mimic, 0.0, self._armature[self.v_source])
         p[:self.nb, L.ARMATURE] = np.where(self.joint_type == FREE, 0.0, own[self.idx_v])
+        p[:self.nb, L.SUBTREE_END] = subtree_ends(self.parent)
         p[self.nb, L.GRAVITY:L.GRAVITY + 3] = self._gravity
         p[self.nb, L.NQ] = self.nq
         p[self.nb, L.NV] = self.nv

@@ -5,7 +5,7 @@ import pytest
 from oracle import Pair, pin, rel_err
 from robot_dynamics import dynamics as rd
 
-ROBOTS = [("panda", False), ("ur5", False), ("talos", False), ("talos", True), ("mimic", False),
+ROBOTS = [("panda", False), ("ur5", False), ("talos", False), ("talos", True), ("mimic", False), ("mimic", True),
           ("puma560", False), ("biped", True)]
 N_STATES, TOL = 100, 1e-9
 

@@ -6,7 +6,7 @@ import pytest
 from oracle import Pair
 from robot_dynamics import dynamics as rd
 
-ROBOTS = [("panda", False), ("talos", True), ("mimic", False), ("puma560", False), ("biped", True)]
+ROBOTS = [("panda", False), ("talos", True), ("mimic", False), ("mimic", True), ("puma560", False), ("biped", True)]
 
 
 @pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: r[0] + ("-freeflyer" if r[1] else ""))

@@ -278,3 +278,11 @@ def test_xml_string_equals_file(tmp_path):
     a, b = load_urdf(xml), load_urdf(str(path))
     assert a.frame_names == b.frame_names
     np.testing.assert_array_equal(a.inertia, b.inertia)
+
+
+def test_subtree_ranges_of_a_depth_first_tree():
+    """CRBA takes each body's subtree as the contiguous range body .. SUBTREE_END - 1."""
+    from robot_dynamics.model import subtree_ends
+    assert list(subtree_ends(np.array([-1, 0, 1, 0, 3, 3]))) == [6, 3, 3, 6, 5, 6]
+    with pytest.raises(ValueError, match="not in depth-first order at body 0"):
+        subtree_ends(np.array([-1, 0, -1, 1]))
