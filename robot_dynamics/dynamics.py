@@ -105,11 +105,9 @@ class _Scratch:
 
 
 def _scratch(model):
-    try:
-        return model._scratch
-    except AttributeError:
+    if model._scratch is None:
         model._scratch = _Scratch(model)
-        return model._scratch
+    return model._scratch
 
 
 # --- frames and wrenches --------------------------------------------------------------------
@@ -164,7 +162,7 @@ def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None):
     or to (wrench, reference) with reference world / local / local_world_aligned."""
     if not external_wrenches and _plain_state(model, q, v, a):
         tau = np.empty(model.nv)
-        if _RNEA.run(model.packed, q, v, a, _NO_EXT, tau, _scratch(model).work) == K.OK:
+        if not _RNEA.run(model.packed, q, v, a, _NO_EXT, tau, (model._scratch or _scratch(model)).work):
             return tau
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
@@ -181,9 +179,9 @@ def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None):
 def gravity_torques(model, q, threads=None):
     """g(q): the torques that hold the robot still against gravity."""
     if _plain(q, model.nq):
-        s = _scratch(model)
+        s = model._scratch or _scratch(model)
         tau = np.empty(model.nv)
-        if _RNEA.run(model.packed, q, s.zero, s.zero, _NO_EXT, tau, s.work) == K.OK:
+        if not _RNEA.run(model.packed, q, s.zero, s.zero, _NO_EXT, tau, s.work):
             return tau
     q = np.asarray(q, dtype=np.float64)
     zero = np.zeros(q.shape[:-1] + (model.nv,))
@@ -202,7 +200,7 @@ def mass_matrix(model, q, threads=None):
     """M(q), joint-space inertia with armature on the diagonal (CRBA)."""
     if _plain(q, model.nq):
         M = np.empty((model.nv, model.nv))
-        if _CRBA.run(model.packed, q, M, _scratch(model).work) == K.OK:
+        if not _CRBA.run(model.packed, q, M, (model._scratch or _scratch(model)).work):
             return M
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
@@ -217,7 +215,7 @@ def coriolis_matrix(model, q, v, threads=None):
     """C(q, v) with C v the Coriolis and centrifugal torques and Mdot - 2C skew-symmetric."""
     if _plain(q, model.nq) and _plain(v, model.nv):
         C = np.empty((model.nv, model.nv))
-        if _CORIOLIS.run(model.packed, q, v, C, _scratch(model).work) == K.OK:
+        if not _CORIOLIS.run(model.packed, q, v, C, (model._scratch or _scratch(model)).work):
             return C
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
@@ -232,10 +230,10 @@ def coriolis_matrix(model, q, v, threads=None):
 def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None):
     """qdd = M^-1 (tau + sum J^T f_ext - C v - g), by the articulated-body algorithm (models with
     mimic joints, whose coordinates are coupled: RNEA, CRBA and a Cholesky solve)."""
-    s = _scratch(model)
+    s = model._scratch or _scratch(model)
     if not external_wrenches and _plain_state(model, q, v, tau):
         qdd = np.empty(model.nv)    # tau is only read: nothing is known
-        if _HYBRID.run(model.packed, q, v, s.nothing_known, qdd, tau, _NO_EXT, s.work) == K.OK:
+        if not _HYBRID.run(model.packed, q, v, s.nothing_known, qdd, tau, _NO_EXT, s.work):
             return qdd
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
@@ -257,7 +255,7 @@ def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches
     if not external_wrenches and _plain(q, model.nq) and _plain(v, nv) and _plain(acceleration_known, nv, _BOOL, (1,)) \
             and _plain(qdd, nv) and _plain(tau, nv):
         qdd, tau = qdd.copy(), tau.copy()
-        if _HYBRID.run(model.packed, q, v, acceleration_known, qdd, tau, _NO_EXT, _scratch(model).work) == K.OK:
+        if not _HYBRID.run(model.packed, q, v, acceleration_known, qdd, tau, _NO_EXT, (model._scratch or _scratch(model)).work):
             return qdd, tau
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
@@ -299,10 +297,10 @@ def _frame_kernel(model, q, frame, reference, threads):
 def frame_placement(model, q, frame, threads=None):
     """4x4 homogeneous transform of a frame (link or joint name) in the world."""
     if _plain(q, model.nq):
-        s = _scratch(model)
+        s = model._scratch or _scratch(model)
         spec = s.specs.get((frame, "world"))
         H = np.empty((4, 4))
-        if spec is not None and _JACOBIAN.run(model.packed, q, spec, s.J, H, s.work) == K.OK:
+        if spec is not None and not _JACOBIAN.run(model.packed, q, spec, s.J, H, s.work):
             return H
     return _frame_kernel(model, q, frame, "world", threads)[1]
 
@@ -310,10 +308,10 @@ def frame_placement(model, q, frame, threads=None):
 def frame_jacobian(model, q, frame, reference="local_world_aligned", threads=None):
     """6 x nv Jacobian of a frame, rows [linear; angular], in the given reference."""
     if _plain(q, model.nq):
-        s = _scratch(model)
+        s = model._scratch or _scratch(model)
         spec = s.specs.get((frame, reference))
         J = np.empty((6, model.nv))
-        if spec is not None and _JACOBIAN.run(model.packed, q, spec, J, s.H, s.work) == K.OK:
+        if spec is not None and not _JACOBIAN.run(model.packed, q, spec, J, s.H, s.work):
             return J
     return _frame_kernel(model, q, frame, reference, threads)[0]
 

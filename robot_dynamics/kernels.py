@@ -19,7 +19,7 @@ thread count as an argument so that `cache=True` holds). One thread goes straigh
 `*_rows`: calling a parallel function, even on a path without a parallel region, made a
 batch several times slower here.
 
-Status codes returned: OK, NONFINITE (NaN/inf in an input) and BAD_QUATERNION (free-flyer
+Status codes returned: OK (0), NONFINITE (NaN/inf in an input) and BAD_QUATERNION (free-flyer
 quaternion far from unit norm).
 """
 import os
@@ -44,14 +44,13 @@ FRAME_COLS, EXT_COLS = 14, 20   # an external wrench row adds the wrench (6) to 
 
 # workspace columns, one row per body: world placement, world (then composite) inertia,
 # velocity, acceleration, force, bias acceleration, then per coordinate of the joint (up to 6)
-# S and U, three 6x6 blocks (the articulated inertia, scratch; W_DINV starts with ABA's 1 / D),
-# the joint's unknown coordinates, their u, and the root-to-body chain
+# S and U, a 6x6 block (the articulated inertia, or the Coriolis B), ABA's 1 / D, the joint's
+# unknown coordinates and their u, and the joint's q, sin q, cos q
 W_R, W_P, W_I, W_V, W_A, W_F, W_C = 0, 9, 12, 22, 28, 34, 40
-W_S, W_U, W_IA, W_D, W_DINV = 46, 82, 118, 154, 190
-W_UNK, W_NUNK, W_UU, W_CHAIN = 226, 232, 233, 239
-W_JOINT = 240   # the joint's q, sin q, cos q
+W_S, W_U, W_IA, W_DINV = 46, 82, 118, 154
+W_UNK, W_NUNK, W_UU, W_JOINT = 155, 161, 162, 163
 W_X = W_U       # newton_euler's transform from the parent's joint frame, E (9) and r (3)
-W_COLS = 243
+W_COLS = 166
 
 # The kernels allocate nothing, so they are compiled without numba's reference counting (_nrt=False):
 # the atomic increments and decrements around every helper call and array view cost single calls
@@ -320,6 +319,12 @@ def root_acceleration(model):
 
 # --- kinematics ------------------------------------------------------------------------------
 @fast
+def on_chain(model, i, body):
+    """Body i <= body is body or one of its ancestors (its subtree reaches body); body -1: all."""
+    return body < 0 or model[i, SUBTREE_END] > body
+
+
+@fast
 def rotate_z(A, s, c):
     """A R_z(th) for s, c = sin th, cos th: row a -> (c a0 + s a1, c a1 - s a0, a2)."""
     return (c * A[0] + s * A[1], c * A[1] - s * A[0], A[2], c * A[3] + s * A[4], c * A[4] - s * A[3], A[5],
@@ -360,21 +365,15 @@ def kinematics(model, q, W, body=-1, base_frame=False):
     world z axis u through p, a prismatic one's [u; 0]; the free flyer (at the root) has the
     body axes as columns. base_frame: the free flyer stays at the origin, unrotated, so that its
     S is the identity (M and C do not depend on where the base is).
-    Returns BAD_QUATERNION for a free flyer whose quaternion is not unit.
-    (Per-body work is written out here rather than in a function taking arrays: numba keeps
-    reference counting around such calls, which costs more than the arithmetic.)"""
-    n = model.shape[0] - 1
-    if body >= 0:   # the chain, root last, in W_CHAIN
-        n, j = 0, body
-        while j >= 0:
-            W[n, W_CHAIN] = j
-            n, j = n + 1, parent(model, j)
-    for c in range(n):  # the joints' q, sin q, cos q first: off the placements' dependency chain
-        i = int(W[n - 1 - c, W_CHAIN]) if body >= 0 else c
-        th = q[int(model[i, QSRC])] * model[i, QSCALE] + model[i, QOFF]
-        W[i, W_JOINT], W[i, W_JOINT + 1], W[i, W_JOINT + 2] = (th,) + sin_cos(th)
-    for c in range(n):
-        i = int(W[n - 1 - c, W_CHAIN]) if body >= 0 else c
+    Returns BAD_QUATERNION for a free flyer whose quaternion is not unit."""
+    n = model.shape[0] - 1 if body < 0 else body + 1
+    for i in range(n):  # the joints' q, sin q, cos q first: off the placements' dependency chain
+        if on_chain(model, i, body):
+            th = q[int(model[i, QSRC])] * model[i, QSCALE] + model[i, QOFF]
+            W[i, W_JOINT], W[i, W_JOINT + 1], W[i, W_JOINT + 2] = (th,) + sin_cos(th)
+    for i in range(n):
+        if not on_chain(model, i, body):
+            continue
         par, jt, iq = parent(model, i), model[i, JTYPE], int(model[i, QSRC])
         Rp = get9(W, par, W_R) if par >= 0 else IDENTITY3
         pp = (W[par, W_P], W[par, W_P + 1], W[par, W_P + 2]) if par >= 0 else (0.0, 0.0, 0.0)
@@ -843,9 +842,10 @@ def frame_jacobian(model, q, spec, J, H, W):
         H[r, 0], H[r, 1], H[r, 2], H[r, 3] = R[3 * r], R[3 * r + 1], R[3 * r + 2], p[r]
     H[3, 0], H[3, 1], H[3, 2], H[3, 3] = 0.0, 0.0, 0.0, 1.0
     J[:, :] = 0.0
-    ref, RT = spec[F_REF], transpose3(R)
-    j = int(spec[F_BODY])
-    while j >= 0:
+    ref, RT, body = spec[F_REF], transpose3(R), int(spec[F_BODY])
+    for j in range(body + 1):
+        if not on_chain(model, j, body):
+            continue
         g = model[j, VSCALE]
         for e in range(ndofs(model, j)):
             s = get6(W, j, W_S + 6 * e)
@@ -862,7 +862,6 @@ def frame_jacobian(model, q, spec, J, H, W):
             J[3, k] += g * ang[0]
             J[4, k] += g * ang[1]
             J[5, k] += g * ang[2]
-        j = parent(model, j)
     return OK
 
 

@@ -121,6 +121,7 @@ class Model:
     nv: int = 0
     _gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     _armature: np.ndarray = None
+    _scratch: object = field(default=None, repr=False, compare=False)   # the dynamics API's buffers
 
     def __post_init__(self):
         self.nb = len(self.body_names)
