@@ -319,6 +319,14 @@ def root_acceleration(model):
 
 # --- kinematics ------------------------------------------------------------------------------
 @fast
+def joint_angle(model, q, W, i):
+    """Body i's joint coordinate from the user's q (a mimic joint's from its leader's), with its
+    sine and cosine, into W[i, W_JOINT:W_JOINT + 3]."""
+    th = q[int(model[i, QSRC])] * model[i, QSCALE] + model[i, QOFF]
+    W[i, W_JOINT], W[i, W_JOINT + 1], W[i, W_JOINT + 2] = (th,) + sin_cos(th)
+
+
+@fast
 def on_chain(model, i, body):
     """Body i <= body is body or one of its ancestors (its subtree reaches body); body -1: all."""
     return body < 0 or model[i, SUBTREE_END] > body
@@ -369,8 +377,7 @@ def kinematics(model, q, W, body=-1, base_frame=False):
     n = model.shape[0] - 1 if body < 0 else body + 1
     for i in range(n):  # the joints' q, sin q, cos q first: off the placements' dependency chain
         if on_chain(model, i, body):
-            th = q[int(model[i, QSRC])] * model[i, QSCALE] + model[i, QOFF]
-            W[i, W_JOINT], W[i, W_JOINT + 1], W[i, W_JOINT + 2] = (th,) + sin_cos(th)
+            joint_angle(model, q, W, i)
     for i in range(n):
         if not on_chain(model, i, body):
             continue
@@ -491,8 +498,7 @@ def newton_euler(model, q, v, a, ext, tau, W, placed):
     Returns BAD_QUATERNION for a free flyer whose quaternion is not unit."""
     nb = model.shape[0] - 1
     for i in range(0 if placed else nb):   # q, sin q, cos q first: a sine on the recursion's chain cost 20 %
-        th = q[int(model[i, QSRC])] * model[i, QSCALE] + model[i, QOFF]
-        W[i, W_JOINT], W[i, W_JOINT + 1], W[i, W_JOINT + 2] = (th,) + sin_cos(th)
+        joint_angle(model, q, W, i)
     for i in range(nb):
         par, jt, iq, k = parent(model, i), model[i, JTYPE], int(model[i, QSRC]), user_v(model, i, 0)
         vp = get6(W, par, W_V) if par >= 0 else ZERO6
