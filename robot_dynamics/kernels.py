@@ -14,10 +14,10 @@ times its scale, to its source's (tau = G^T tau_full, M = G^T M_full G).
 
 Each algorithm is one per-state function over a workspace W (a row of scratch per body,
 see `workspace`); it is also the single-state entry point. `*_rows` runs it over rows lo..hi
-of 2-D inputs on one thread and one workspace; `*_batch` splits the rows over nthreads (prange over chunks,
-thread count as an argument so that `cache=True` holds). One thread goes straight to
-`*_rows`: calling a parallel function, even on a path without a parallel region, made a
-batch several times slower here.
+of 2-D inputs on one thread with one workspace; `*_batch` splits the rows over nthreads
+(prange over chunks, a workspace each, thread count as an argument so that `cache=True`
+holds). One thread goes straight to `*_rows`: calling a parallel function, even on a path
+without a parallel region, made a batch several times slower here.
 
 Status codes returned: OK (0), NONFINITE (NaN/inf in an input) and BAD_QUATERNION (free-flyer
 quaternion far from unit norm).
