@@ -573,7 +573,7 @@ def crba(model, q, M, W):
     """Mass matrix M(q) of one state (see `composite_inertia`)."""
     if not finite(q):
         return NONFINITE
-    status = kinematics(model, q, W, -1, True)
+    status = kinematics(model, q, W, base_frame=True)
     if status == OK:
         composite_inertia(model, M, W)
     return status
@@ -788,7 +788,7 @@ def reduced_hybrid(model, q, v, known, qdd, tau, ext, W):
     zero[:] = 0.0
     newton_euler(model, q, v, zero, ext, b, W, True)
     if ndofs(model, 0) == 6:    # composite_inertia takes a free root at the origin
-        kinematics(model, q, W, -1, True)
+        kinematics(model, q, W, base_frame=True)
     composite_inertia(model, M, W)
     n = 0
     for r in range(nv):
