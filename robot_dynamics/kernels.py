@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 from numba import njit, prange  # noqa: E402
 
 from .layout import (ARMATURE, FREE, GRAVITY, INERTIA, JTYPE, MIMIC, NV, PARENT, POS,  # noqa: E402
-                     PRISMATIC, QOFF, QSCALE, QSRC, ROT, SUBTREE_END, VSCALE, VSRC)
+                     PRISMATIC, QOFF, QSCALE, QSRC, QUATERNION_TOL, ROT, SUBTREE_END, VSCALE, VSRC)
 
 OK, NONFINITE, BAD_QUATERNION = 0, 1, 2
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
@@ -394,7 +394,7 @@ def kinematics(model, q, W, body=-1, base_frame=False):
             set6(W, i, W_S, u + (0.0, 0.0, 0.0))
         elif jt == FREE:
             x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-            if abs(x * x + y * y + z * z + w * w - 1.0) > 1e-6:
+            if abs(x * x + y * y + z * z + w * w - 1.0) > QUATERNION_TOL:
                 return BAD_QUATERNION
             R, p = quaternion_matrix(x, y, z, w), (q[iq], q[iq + 1], q[iq + 2])
             if base_frame:
@@ -505,7 +505,7 @@ def newton_euler(model, q, v, a, ext, tau, W, placed):
         ap = get6(W, par, W_A) if par >= 0 else root_acceleration(model)
         if jt == FREE:      # at the root: v_i = S qd, a_i = X_i a_p + S qdd (v_i x S qd = 0)
             x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-            if abs(x * x + y * y + z * z + w * w - 1.0) > 1e-6:
+            if abs(x * x + y * y + z * z + w * w - 1.0) > QUATERNION_TOL:
                 return BAD_QUATERNION
             E, r = transpose3(quaternion_matrix(x, y, z, w)), (q[iq], q[iq + 1], q[iq + 2])
             vi = (v[k], v[k + 1], v[k + 2], v[k + 3], v[k + 4], v[k + 5])

@@ -5,6 +5,9 @@ in its joint frame: the body frame turned by AXES (Q, with Q e_z = the joint axi
 every joint rotates about (or slides along) its z axis.
 """
 REVOLUTE, PRISMATIC, FREE = 0, 1, 2
+# the one rule for a free-flyer quaternion: q is accepted where | |q|^2 - 1 | <= QUATERNION_TOL
+# (kernels); inputs from outside the library (pose messages) go through model.unit_quaternion first
+QUATERNION_TOL = 1e-6
 
 # per-body row
 PARENT, JTYPE = 0, 1     # parent body (-1 = world), joint type

@@ -43,6 +43,18 @@ def transform_inertia(inertia, rotation, translation):
     return np.concatenate(([m], rh + m * np.asarray(translation), sym_to_vec(rot_a)))
 
 
+def unit_quaternion(xyzw, what="quaternion"):
+    """A quaternion (x y z w) from outside the library (a pose message) scaled to unit norm, so
+    that the kernels' check (layout.QUATERNION_TOL) always holds for it; ValueError naming `what`
+    if it is not finite or its norm is off by more than 0.01 (tf2's tolerance): not a rotation."""
+    x = np.asarray(xyzw, dtype=float).reshape(-1)
+    norm = float(np.linalg.norm(x)) if x.shape == (4,) and np.all(np.isfinite(x)) else float("nan")
+    if not abs(norm - 1.0) <= 1e-2:
+        raise ValueError(f"{what} must be 4 finite numbers (x y z w) of unit norm, got {xyzw!r}"
+                         + (f" (norm {norm:.6g})" if norm == norm else ""))
+    return x / norm
+
+
 def per_joint(values, n, name):
     """A number, or 1 or n numbers, as an array of n finite numbers (ValueError naming `name`)."""
     x = np.atleast_1d(np.asarray(values, dtype=float)).reshape(-1)
