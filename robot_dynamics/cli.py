@@ -8,14 +8,13 @@ import sys
 import numpy as np
 
 from . import dynamics as rd
-from .model import FREE, PRISMATIC, REVOLUTE
 from .resources import DEFAULT_MODEL, MODELS, bundled_urdf
 from .urdf import URDFError, load_urdf
 
 PROG = "robot-dynamics"
-TYPE_NAMES = {REVOLUTE: "revolute", PRISMATIC: "prismatic", FREE: "free"}
-BASE_Q = ["base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw"]
-BASE_V = ["base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz"]
+#: names of the coordinates of a multi-coordinate joint, in q and in v
+COORDINATES = {"floating": (("x", "y", "z", "qx", "qy", "qz", "qw"), ("vx", "vy", "vz", "wx", "wy", "wz")),
+               "planar": (("x", "y", "theta"), ("vx", "vy", "omega"))}
 DEMO_STATES = (  # puma560 poses named in urdf/puma560.urdf
     ("zero pose", [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]),
     ("ready (arm straight up)", [0.0, -math.pi / 2, math.pi / 2, 0.0, 0.0, 0.0]),
@@ -32,12 +31,17 @@ def _load(args):
     if source in MODELS and not os.path.exists(source):
         source = bundled_urdf(source)
     return load_urdf(source, floating_base=getattr(args, "floating_base", False),
-                     root=getattr(args, "root", None), tip=getattr(args, "tip", None))
+                     root=getattr(args, "root", None), tip=getattr(args, "tip", None),
+                     strict=getattr(args, "strict", False))
 
 
 def _coords(model, velocity):
-    base = (BASE_V if velocity else BASE_Q) if model.floating_base else []
-    return base + list(model.joint_names)
+    """A name per coordinate of q (or v): <joint>.<coordinate> for multi-coordinate joints."""
+    names = []
+    for j in model.joints:
+        parts = COORDINATES.get(j.kind)
+        names += [f"{j.name}.{c}" for c in parts[1 if velocity else 0]] if parts else [j.name]
+    return names
 
 
 def _vector(values, model, name, velocity=True):
@@ -56,14 +60,9 @@ def _vector(values, model, name, velocity=True):
 
 
 def _joint_type(model, body):
-    kind = TYPE_NAMES[int(model.joint_type[body])]
-    name = model.body_joint_names[body]
-    if kind == "free":
-        return kind
-    if name not in model.joint_index:
+    kind = model.body_joint_kinds[body]
+    if kind in ("revolute", "continuous", "prismatic") and model.body_joint_names[body] not in model.joint_index:
         return kind + ", mimic"
-    if kind == "revolute" and math.isinf(model.lower_limits[model.joint_index[name]]):
-        return "continuous"
     return kind
 
 
@@ -73,17 +72,24 @@ def cmd_info(args):
     print(f"nq = {model.nq}, nv = {model.nv}, actuated joints = {len(model.joint_names)}, "
           f"bodies = {model.nb}, frames = {len(model.frame_names)}")
     print("\nkinematic tree (body <- joint [type, axis]):")
-    print("world" if model.floating_base else f"{model.frame_names[0]} (fixed to world)")
+    print("world" if model.root_joint else f"{model.frame_names[0]} (fixed to world)")
 
     def show(parent, depth):
         for b in np.flatnonzero(model.parent == parent):
-            axis = "" if model.joint_type[b] == FREE else \
-                ", axis " + " ".join(f"{x:g}" for x in np.round(model.joint_axis[b], 6))
+            axis = "" if model.body_joint_kinds[b] == "floating" else \
+                (", normal " if model.body_joint_kinds[b] == "planar" else ", axis ") + \
+                " ".join(f"{x:g}" for x in np.round(model.joint_axis[b], 6))
             print(f"{'  ' * depth}- {model.body_names[b]} <- {model.body_joint_names[b]} "
                   f"[{_joint_type(model, b)}{axis}]")
             show(b, depth + 1)
 
     show(-1, 1)
+    multi = [j for j in model.joints if j.kind in COORDINATES]
+    if multi:
+        print("\nmulti-coordinate joints (first in q and v):")
+        for j in multi:
+            print(f"  {j.name:<20} {j.kind:<9} q[{j.idx_q}:{j.idx_q + j.nq}] = {' '.join(COORDINATES[j.kind][0])}, "
+                  f"v[{j.idx_v}:{j.idx_v + j.nv}] = {' '.join(COORDINATES[j.kind][1])} (child frame)")
     print("\nactuated joints:")
     print(f"  {'joint':<20} {'type':<11} {'lower':>10} {'upper':>10} {'velocity':>10} {'effort':>10}")
     for name, lo, hi, vel, eff in zip(model.joint_names, model.lower_limits, model.upper_limits,
@@ -94,6 +100,9 @@ def cmd_info(args):
     for name, mass in zip(model.body_names, model.inertia[:, 0]):
         print(f"  {name:<20} {mass:10.6g} kg")
     print(f"total mass: {model.total_mass:.6g} kg")
+    print(f"\nwarnings: {len(model.warnings) or 'none'}")
+    for text in model.warnings:
+        print(f"  - {text}")
     return 0
 
 
@@ -143,6 +152,7 @@ def _parser():
     info.add_argument("--floating-base", action="store_true", help="add a free-flyer root joint")
     info.add_argument("--root", help="take the subtree below this link")
     info.add_argument("--tip", help="keep only the chain root -> tip")
+    info.add_argument("--strict", action="store_true", help="refuse what would only be warned about")
     info.set_defaults(run=cmd_info)
 
     tq = sub.add_parser("torques", help="inverse dynamics and gravity torques at one state")

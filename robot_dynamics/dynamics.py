@@ -1,7 +1,7 @@
 """Public dynamics API: NumPy in, NumPy out, one state (1-D arrays) or a batch (2-D, a row per
 state). Conventions follow Pinocchio: q = [x y z qx qy qz qw] + joints for a floating base,
-v = [linear; angular] in the base frame + joints; Jacobian rows and wrenches are
-[linear/force; angular/torque].
+v = [linear; angular] in the base frame + joints (multi-coordinate joints first: see Model);
+Jacobian rows and wrenches are [linear/force; angular/torque].
 """
 import os
 
@@ -10,6 +10,7 @@ import numpy as np
 
 from . import kernels as K
 from .layout import AXES
+from .configuration import difference, integrate, neutral, random_configuration  # noqa: F401
 from .model import REFERENCES
 
 _REF_CODE = {"world": K.WORLD, "local": K.LOCAL, "local_world_aligned": K.LOCAL_WORLD_ALIGNED}
@@ -55,6 +56,11 @@ def _batch_size(a):
     return a.shape[0] if a.ndim == 2 else 0
 
 
+class SingularMassMatrixError(ValueError):
+    """Forward or hybrid dynamics met a mass matrix that is not positive definite: no unique
+    acceleration answers the torques. The message names the joint and the suspect links."""
+
+
 def _raise_status(model, status, inputs):
     """Turn a kernel status (or a batch's status array) into an error that names the input."""
     status = np.atleast_1d(status)
@@ -63,15 +69,38 @@ def _raise_status(model, status, inputs):
         return
     row, code = int(bad[0]), int(status[bad[0]])
     where = f" (batch row {row})" if len(status) > 1 else ""
-    if code == K.BAD_QUATERNION:
-        quat = np.atleast_2d(inputs["q"])[row, 3:7]
-        raise ValueError(f"q[3:7], the free-flyer quaternion (x y z w), must have unit norm; "
-                         f"got norm {np.linalg.norm(quat):.6g}{where}")
+    kind, body = code % K.STATUS_BODY, code // K.STATUS_BODY - 1
+    if kind == K.BAD_QUATERNION:
+        joint = model.joint_by_name[model.body_joint_names[body]]
+        a = joint.idx_q + 3
+        quat = np.atleast_2d(inputs["q"])[row, a:a + 4]
+        raise ValueError(f"q[{a}:{a + 4}], the quaternion (x y z w) of floating joint {joint.name!r}, must "
+                         f"have unit norm; got norm {np.linalg.norm(quat):.6g}{where}")
+    if kind == K.SINGULAR:
+        raise SingularMassMatrixError(_singular_message(model, body, where))
+    if kind == K.OVERFLOW:
+        raise ValueError(f"the result is not finite{where}: the inputs are too large for double precision")
     for name, value in inputs.items():
         x = np.asarray(value)
         if not np.all(np.isfinite(x[row] if len(status) > 1 else x)):
             raise ValueError(f"{name} contains NaN or inf{where}")
     raise ValueError(f"non-finite input{where}")
+
+
+def _singular_message(model, body, where):
+    """Name the joints that move the singular coordinate (a leader and its mimics) and the links
+    they move."""
+    coordinate = model.v_source[model.idx_v[body]]
+    bodies = [b for b in range(model.nb) if model.v_source[model.idx_v[b]] == coordinate]
+    joints = ", ".join(repr(model.body_joint_names[b]) for b in bodies)
+    links = list(dict.fromkeys(link for b in bodies for link in model.body_subtree_links(b)))
+    warned = [w for w in model.warnings if any(f"link {link!r}" in w for link in links)]
+    text = (f"the mass matrix is not positive definite at this state{where}: the inertia that joint "
+            f"{joints} moves is singular, so no unique acceleration answers the torques. Suspect links "
+            f"(moved by {joints}): {', '.join(links)}. A zero or non-physical inertia in the URDF causes this")
+    if warned:
+        text += "; the loader warned: " + "; ".join(warned)
+    return text
 
 
 # --- single-state fast paths ------------------------------------------------------------------
@@ -319,7 +348,7 @@ def frame_jacobian(model, q, frame, reference="local_world_aligned", threads=Non
 
 
 def wrench_to_joint_torques(model, q, frame, wrench, reference="local_world_aligned", threads=None):
-    """tau = J^T F (seed 002 eq. 37): the joint torques equivalent to a wrench F [force; torque]
+    """tau = J^T F (Lynch and Park, Modern Robotics, ch. 5 statics): the joint torques equivalent to a wrench F [force; torque]
     acting at the frame origin, F given in the same reference as the Jacobian."""
     J = frame_jacobian(model, q, frame, reference, threads)
     if J.ndim == 2 and _plain(wrench, 6):

@@ -1,9 +1,11 @@
 """Compiled rigid-body algorithms over Model.packed (see layout.py).
 
-CRBA, ABA, the Jacobian and the Coriolis matrix work in the world frame at the world origin
-(as Pinocchio's `crba`/`aba` do): a joint's motion subspace S is carried to the world once,
-children hand their forces and inertias to the parent without any transform, and the time
-derivative of a world-frame S is simply v_body x S. RNEA works in each body's joint frame
+CRBA, ABA, the Jacobian and the Coriolis matrix work in world axes about one reference point o
+(the joint origin of layout.ORIGIN_BODY, on the robot; the world origin for a Jacobian): a joint's
+motion subspace S is carried there once, children hand their forces and inertias to the parent
+without any transform, and the time derivative of such an S is simply v_body x S. Taking o on
+the robot rather than at the world origin keeps a robot 1 km out as precise as at the origin
+(an inertia about a point d away carries m d^2, and M would lose eps m d^2). RNEA works in each body's joint frame
 instead, where S = e_z and the inertia is constant: it needs no placements and no inertias in
 the world, which is fewer operations when nothing else needs them. Spatial vectors are
 [linear; angular], handled as 6-tuples (kept in registers); 3x3 rotations as row-major 9-tuples.
@@ -19,8 +21,10 @@ of 2-D inputs on one thread with one workspace; `*_batch` splits the rows over n
 holds). One thread goes straight to `*_rows`: calling a parallel function, even on a path
 without a parallel region, made a batch several times slower here.
 
-Status codes returned: OK (0), NONFINITE (NaN/inf in an input) and BAD_QUATERNION (free-flyer
-quaternion far from unit norm).
+Status codes returned: OK (0), NONFINITE (NaN/inf in an input), BAD_QUATERNION (a floating
+joint's quaternion far from unit norm) and SINGULAR (a mass matrix that is not positive definite),
+the last two with the body at fault: code + STATUS_BODY * (body + 1); OVERFLOW (a result too
+large for a double).
 """
 import os
 
@@ -33,10 +37,15 @@ from fractions import Fraction  # noqa: E402
 import numpy as np  # noqa: E402
 from numba import njit, prange  # noqa: E402
 
-from .layout import (ARMATURE, FREE, GRAVITY, INERTIA, JTYPE, MIMIC, NV, PARENT, POS,  # noqa: E402
-                     PRISMATIC, QOFF, QSCALE, QSRC, QUATERNION_TOL, ROT, SUBTREE_END, VSCALE, VSRC)
+from .layout import (ANGLE, ARMATURE, FREE, GRAVITY, INERTIA, JTYPE, MIMIC, MULTI, NV, ORIGIN_BODY,  # noqa: E402
+                     PARENT, PLANAR, POS, PRISMATIC, QOFF, QSCALE, QSRC, QUATERNION_TOL, REVOLUTE, ROT,
+                     SUBTREE_END, VSCALE, VSRC)
 
-OK, NONFINITE, BAD_QUATERNION = 0, 1, 2
+OK, NONFINITE, BAD_QUATERNION, SINGULAR, OVERFLOW = 0, 1, 2, 3, 4
+STATUS_BODY = 16        # a status names its body: code + STATUS_BODY * (body + 1)
+#: a pivot of an articulated or joint-space inertia counts as zero below this fraction of the
+#: terms it was computed from (twelve digits cancelled: rounding noise, not inertia)
+SINGULAR_TOL = 1e-12
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 # a frame spec row: body, reference, rotation (9, row-major) and translation in the body
 F_BODY, F_REF, F_ROT, F_POS, F_WRENCH = 0, 1, 2, 11, 14
@@ -44,13 +53,14 @@ FRAME_COLS, EXT_COLS = 14, 20   # an external wrench row adds the wrench (6) to 
 
 # workspace columns, one row per body: world placement, world (then composite) inertia,
 # velocity, acceleration, force, bias acceleration, then per coordinate of the joint (up to 6)
-# S and U, a 6x6 block (the articulated inertia, or the Coriolis B), ABA's 1 / D, the joint's
-# unknown coordinates and their u, and the joint's q, sin q, cos q
+# S and U, a 6x6 block (the articulated inertia, or the Coriolis B), ABA's D (1 / D for one
+# coordinate, else its Cholesky factor, packed), the joint's unknown coordinates and their u,
+# the joint's angle, its sine and cosine, and (row 0 only) the reference point o
 W_R, W_P, W_I, W_V, W_A, W_F, W_C = 0, 9, 12, 22, 28, 34, 40
-W_S, W_U, W_IA, W_DINV = 46, 82, 118, 154
-W_UNK, W_NUNK, W_UU, W_JOINT = 155, 161, 162, 163
+W_S, W_U, W_IA, W_D = 46, 82, 118, 154
+W_UNK, W_NUNK, W_UU, W_JOINT, W_ORIGIN = 175, 181, 182, 188, 191
 W_X = W_U       # newton_euler's transform from the parent's joint frame, E (9) and r (3)
-W_COLS = 166
+W_COLS = 194
 
 # The kernels allocate nothing, so they are compiled without numba's reference counting (_nrt=False):
 # the atomic increments and decrements around every helper call and array view cost single calls
@@ -60,6 +70,7 @@ inline = njit(cache=True, error_model="numpy", fastmath={"contract"}, inline="al
 allocating = njit(cache=True, error_model="numpy", fastmath={"contract"})
 parallel = njit(cache=True, parallel=True, error_model="numpy", fastmath={"contract"})
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+ZERO3 = (0.0, 0.0, 0.0)
 IDENTITY3 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
 
@@ -68,7 +79,7 @@ def workspace(model):
     """Scratch for one state: a row per body (W_COLS), then a row per user coordinate for the
     dense system of mimic models (M | b | zeros | unknowns | x | L)."""
     nb, nv = model.shape[0] - 1, int(model[-1, NV])
-    return np.empty((nb + nv, max(W_COLS, 2 * nv + 4)))
+    return np.empty((max(nb + nv, 1), max(W_COLS, 2 * nv + 4)))
 
 
 # --- small spatial algebra on tuples --------------------------------------------------------
@@ -295,7 +306,14 @@ def parent(model, i):
 
 @fast
 def ndofs(model, i):
-    return 6 if model[i, JTYPE] == FREE else 1
+    jt = model[i, JTYPE]
+    return 6 if jt == FREE else 3 if jt == PLANAR else 1
+
+
+@fast
+def fail(code, body):
+    """A status naming the body at fault."""
+    return code + STATUS_BODY * (body + 1)
 
 
 @fast
@@ -312,7 +330,7 @@ def add_torque(model, i, d, value, tau):
 
 @fast
 def root_acceleration(model):
-    """Gravity as a fictitious upward acceleration of the base (seed 004 note 6)."""
+    """Gravity as a fictitious upward acceleration of the base (Featherstone, RBDA ch. 5)."""
     g = model.shape[0] - 1
     return (-model[g, GRAVITY], -model[g, GRAVITY + 1], -model[g, GRAVITY + 2], 0.0, 0.0, 0.0)
 
@@ -320,9 +338,10 @@ def root_acceleration(model):
 # --- kinematics ------------------------------------------------------------------------------
 @fast
 def joint_angle(model, q, W, i):
-    """Body i's joint coordinate from the user's q (a mimic joint's from its leader's), with its
-    sine and cosine, into W[i, W_JOINT:W_JOINT + 3]."""
-    th = q[int(model[i, QSRC])] * model[i, QSCALE] + model[i, QOFF]
+    """Body i's joint angle (or displacement) from the user's q (a mimic joint's from its
+    leader's; a planar joint's third coordinate), with its sine and cosine, into
+    W[i, W_JOINT:W_JOINT + 3]. A floating joint has none (what it writes is not read)."""
+    th = q[int(model[i, ANGLE])] * model[i, QSCALE] + model[i, QOFF]
     W[i, W_JOINT], W[i, W_JOINT + 1], W[i, W_JOINT + 2] = (th,) + sin_cos(th)
 
 
@@ -341,8 +360,8 @@ def rotate_z(A, s, c):
 
 @inline
 def world_inertia(R, p, I):
-    """A body inertia I (10 parameters, body frame) carried to the world origin (seed 004
-    eq. 22): h = R h_b + m p, Ibar = R Ibar_b R^T - (p y^T + y p^T) + 2 (y.p) 1
+    """A body inertia I (10 parameters, body frame) carried to a point p away (Featherstone,
+    RBDA ch. 2: I_A = X* I_B X, on the 10 parameters): h = R h_b + m p, Ibar = R Ibar_b R^T - (p y^T + y p^T) + 2 (y.p) 1
     - m (p p^T - |p|^2 1), y = R h_b."""
     m = I[0]
     y = matvec3(R, (I[1], I[2], I[3]))
@@ -366,15 +385,33 @@ def quaternion_matrix(x, y, z, w):
 
 
 @fast
+def origin(W):
+    """The reference point o that the last `kinematics` took S and the inertias about."""
+    return (W[0, W_ORIGIN], W[0, W_ORIGIN + 1], W[0, W_ORIGIN + 2])
+
+
+@fast
+def column(R, d):
+    """Column d of a row-major 3x3 rotation: its axis d in the outer frame."""
+    return (R[d], R[3 + d], R[6 + d])
+
+
+@fast
 def kinematics(model, q, W, body=-1, base_frame=False):
-    """World placement (R, p) of every body's joint frame, the world S of their coordinates
-    and their world inertias, or only the placements and S from the root to `body` (seed 003: PoE
-    placement; seed 004 eq. 22 for the inertia). A revolute joint's S is [p x u; u] for its
-    world z axis u through p, a prismatic one's [u; 0]; the free flyer (at the root) has the
-    body axes as columns. base_frame: the free flyer stays at the origin, unrotated, so that its
-    S is the identity (M and C do not depend on where the base is).
-    Returns BAD_QUATERNION for a free flyer whose quaternion is not unit."""
+    """World placement (R, p) of every body's joint frame, the S of their coordinates and their
+    inertias in world axes about the reference point o (layout.ORIGIN_BODY's joint origin), or
+    only the placements and S from the root to `body`, about the world origin (Lynch and Park,
+    Modern Robotics, ch. 4: placements as products of exponentials; Featherstone, Rigid Body
+    Dynamics Algorithms, ch. 2 for the inertia). Positions are kept relative to o (W_P holds
+    p - o, W_ORIGIN holds o), so nothing far from the robot enters a product. A revolute
+    joint's S is [r x u; u] for its axis u through r = p - o, a prismatic one's [u; 0]; a
+    floating joint's coordinates move the body along and about its own axes e_d ([e_d; 0],
+    [r x e_d; e_d]), a planar one's along its x and y and about its z. base_frame: a floating
+    root stays at the origin, unrotated, so that its S is the identity (M and C do not depend
+    on where the base is).
+    Returns BAD_QUATERNION (with the body) for a floating joint whose quaternion is not unit."""
     n = model.shape[0] - 1 if body < 0 else body + 1
+    o = reference_point(model, q, int(model[-1, ORIGIN_BODY]), base_frame) if body < 0 else ZERO3
     for i in range(n):  # the joints' q, sin q, cos q first: off the placements' dependency chain
         if on_chain(model, i, body):
             joint_angle(model, q, W, i)
@@ -383,69 +420,122 @@ def kinematics(model, q, W, body=-1, base_frame=False):
             continue
         par, jt, iq = parent(model, i), model[i, JTYPE], int(model[i, QSRC])
         Rp = get9(W, par, W_R) if par >= 0 else IDENTITY3
-        pp = (W[par, W_P], W[par, W_P + 1], W[par, W_P + 2]) if par >= 0 else (0.0, 0.0, 0.0)
+        pp = (W[par, W_P], W[par, W_P + 1], W[par, W_P + 2]) if par >= 0 else (-o[0], -o[1], -o[2])
         A = matmul3(Rp, get9(model, i, ROT))
         u = (A[2], A[5], A[8])      # the joint axis z, in the world
         th = W[i, W_JOINT]
         t = matvec3(Rp, (model[i, POS], model[i, POS + 1], model[i, POS + 2]))
         p = (pp[0] + t[0], pp[1] + t[1], pp[2] + t[2])
-        if jt == PRISMATIC:
+        if jt == REVOLUTE:
+            R = rotate_z(A, W[i, W_JOINT + 1], W[i, W_JOINT + 2])
+        elif jt == PRISMATIC:
             R, p = A, (p[0] + th * u[0], p[1] + th * u[1], p[2] + th * u[2])
-            set6(W, i, W_S, u + (0.0, 0.0, 0.0))
         elif jt == FREE:
             x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
             if abs(x * x + y * y + z * z + w * w - 1.0) > QUATERNION_TOL:
-                return BAD_QUATERNION
-            R, p = quaternion_matrix(x, y, z, w), (q[iq], q[iq + 1], q[iq + 2])
-            if base_frame:
-                R, p = IDENTITY3, (0.0, 0.0, 0.0)
-            for d in range(3):
-                u = (R[d], R[3 + d], R[6 + d])
-                set6(W, i, W_S + 6 * d, u + (0.0, 0.0, 0.0))
-                set6(W, i, W_S + 18 + 6 * d, cross3(p, u) + u)
-        else:
-            R = rotate_z(A, W[i, W_JOINT + 1], W[i, W_JOINT + 2])
-            set6(W, i, W_S, cross3(p, u) + u)
+                return fail(BAD_QUATERNION, i)
+            if base_frame and par < 0:
+                R, p = IDENTITY3, ZERO3
+            else:
+                R, t = matmul3(A, quaternion_matrix(x, y, z, w)), matvec3(A, (q[iq], q[iq + 1], q[iq + 2]))
+                p = (p[0] + t[0], p[1] + t[1], p[2] + t[2])
+        else:                       # planar: along the joint frame's x and y, about its z
+            R, x, y = rotate_z(A, W[i, W_JOINT + 1], W[i, W_JOINT + 2]), q[iq], q[iq + 1]
+            p = (p[0] + x * A[0] + y * A[1], p[1] + x * A[3] + y * A[4], p[2] + x * A[6] + y * A[7])
         set9(W, i, W_R, R)
         W[i, W_P], W[i, W_P + 1], W[i, W_P + 2] = p
+        if jt == REVOLUTE:
+            set6(W, i, W_S, cross3(p, u) + u)
+        elif jt == PRISMATIC:
+            set6(W, i, W_S, u + ZERO3)
+        elif jt == FREE:
+            for d in range(3):
+                e = column(R, d)
+                set6(W, i, W_S + 6 * d, e + ZERO3)
+                set6(W, i, W_S + 18 + 6 * d, cross3(p, e) + e)
+        else:
+            set6(W, i, W_S, column(R, 0) + ZERO3)
+            set6(W, i, W_S + 6, column(R, 1) + ZERO3)
+            set6(W, i, W_S + 12, cross3(p, u) + u)
         if body < 0:
             set10(W, i, W_I, world_inertia(R, p, get10(model, i, INERTIA)))
+    W[0, W_ORIGIN], W[0, W_ORIGIN + 1], W[0, W_ORIGIN + 2] = o
     return OK
 
 
 @fast
-def frame_in_world(spec, W):
-    """World placement (R, p) of the frame described by a spec row; body -1 is the world."""
+def reference_point(model, q, ob, base_frame):
+    """World position of body ob's joint origin, the kernels' reference point o (the world
+    origin for ob = -1). The bodies above ob are prismatic: they slide but do not turn."""
+    R, p = IDENTITY3, ZERO3
+    for i in range(ob + 1):
+        if not on_chain(model, i, ob):
+            continue
+        A = get9(model, i, ROT) if i == 0 else matmul3(R, get9(model, i, ROT))
+        t = matvec3(R, (model[i, POS], model[i, POS + 1], model[i, POS + 2]))
+        p, jt, iq = (p[0] + t[0], p[1] + t[1], p[2] + t[2]), model[i, JTYPE], int(model[i, QSRC])
+        if jt == PRISMATIC:
+            th = q[iq] * model[i, QSCALE] + model[i, QOFF]
+            p = (p[0] + th * A[2], p[1] + th * A[5], p[2] + th * A[8])
+        elif jt == FREE:
+            if base_frame and parent(model, i) < 0:
+                return ZERO3
+            t = matvec3(A, (q[iq], q[iq + 1], q[iq + 2]))
+            p = (p[0] + t[0], p[1] + t[1], p[2] + t[2])
+        elif jt == PLANAR:
+            x, y = q[iq], q[iq + 1]
+            p = (p[0] + x * A[0] + y * A[1], p[1] + x * A[3] + y * A[4], p[2] + x * A[6] + y * A[7])
+        R = A
+    return p
+
+
+@fast
+def frame_about_origin(spec, W):
+    """Placement (R, p - o) of the frame described by a spec row, its position about the
+    reference point o of the last `kinematics`; body -1 is the world."""
     b = int(spec[F_BODY])
     R = (spec[F_ROT], spec[F_ROT + 1], spec[F_ROT + 2], spec[F_ROT + 3], spec[F_ROT + 4], spec[F_ROT + 5],
          spec[F_ROT + 6], spec[F_ROT + 7], spec[F_ROT + 8])
     p = (spec[F_POS], spec[F_POS + 1], spec[F_POS + 2])
     if b < 0:
-        return R, p
+        o = origin(W)
+        return R, (p[0] - o[0], p[1] - o[1], p[2] - o[2])
     Rb = get9(W, b, W_R)
     t = matvec3(Rb, p)
     return matmul3(Rb, R), (W[b, W_P] + t[0], W[b, W_P + 1] + t[1], W[b, W_P + 2] + t[2])
 
 
 @fast
+def frame_in_world(spec, W):
+    """World placement (R, p) of the frame described by a spec row; body -1 is the world."""
+    if spec[F_BODY] < 0:
+        return (spec[F_ROT], spec[F_ROT + 1], spec[F_ROT + 2], spec[F_ROT + 3], spec[F_ROT + 4], spec[F_ROT + 5],
+                spec[F_ROT + 6], spec[F_ROT + 7], spec[F_ROT + 8]), (spec[F_POS], spec[F_POS + 1], spec[F_POS + 2])
+    R, p = frame_about_origin(spec, W)
+    o = origin(W)
+    return R, (o[0] + p[0], o[1] + p[1], o[2] + p[2])
+
+
+@fast
 def world_wrench(ext, e, W):
-    """External wrench row e carried to the world origin, in world axes, from the frame it is
+    """External wrench row e about the reference point o, in world axes, from the frame it is
     given in (after `kinematics`)."""
-    R, p = frame_in_world(ext[e], W)
+    R, p = frame_about_origin(ext[e], W)
     f = (ext[e, F_WRENCH], ext[e, F_WRENCH + 1], ext[e, F_WRENCH + 2])
     n = (ext[e, F_WRENCH + 3], ext[e, F_WRENCH + 4], ext[e, F_WRENCH + 5])
     ref = ext[e, F_REF]
     if ref == LOCAL:         # rotate the frame's axes onto the world's
         f, n = matvec3(R, f), matvec3(R, n)
-    if ref != WORLD:         # applied at the frame origin p: n_o = n + p x f
+    if ref != WORLD:         # applied at the frame origin, p - o from o: n_o = n + (p - o) x f
         pf = cross3(p, f)
-        n = (n[0] + pf[0], n[1] + pf[1], n[2] + pf[2])
-    return f + n
+    else:                    # given about the world origin: n_o = n - o x f
+        pf = cross3(f, origin(W))
+    return f + (n[0] + pf[0], n[1] + pf[1], n[2] + pf[2])
 
 
 @fast
 def subtract_external_wrenches(ext, W):
-    """W[body, W_F] -= each external wrench, at the world origin (after `kinematics`)."""
+    """W[body, W_F] -= each external wrench, about o (after `kinematics`)."""
     for e in range(ext.shape[0]):
         b = int(ext[e, F_BODY])
         if b >= 0:
@@ -488,14 +578,15 @@ def to_parent(E, r, f):
 
 @fast
 def newton_euler(model, q, v, a, ext, tau, W, placed):
-    """Recursive Newton-Euler (seed 000; seed 004 table 2) in each body's joint frame, where the
-    joint moves along or about z: with X_i = (E, r) the transform from the parent's frame (E its
-    rotation, r the body's origin in the parent, seed 003's fixed placement times exp([S] q)),
-    v_i = X_i v_p + S qd, a_i = X_i a_p + S qdd + v_i x S qd, f_i = I_i a_i + v_i x* I_i v_i - f_ext,
-    tau = S^T f_i + armature qdd, f_p += X_i^T f_i; the base moves up at g (seed 004 note 6). A free
-    flyer's S is the identity in its own frame. `placed`: `kinematics` has run (external wrenches
-    need it), which leaves the joints' angles in W.
-    Returns BAD_QUATERNION for a free flyer whose quaternion is not unit."""
+    """Recursive Newton-Euler (Luh, Walker and Paul, 1980) in each body's joint frame, where a
+    one-coordinate joint moves along or about z: with X_i = (E, r) the transform from the
+    parent's frame (E its rotation, r the body's origin in the parent: the fixed placement times
+    the joint's motion), v_i = X_i v_p + S qd, a_i = X_i a_p + S qdd + v_i x S qd,
+    f_i = I_i a_i + v_i x* I_i v_i - f_ext, tau = S^T f_i + armature qdd, f_p += X_i^T f_i; the
+    base moves up at g (Featherstone, RBDA ch. 5). A floating joint's S is the identity in
+    its own frame, a planar joint's picks x, y and the turn about z. `placed`: `kinematics` has
+    run (external wrenches need it), which leaves the joints' angles in W.
+    Returns BAD_QUATERNION (with the body) for a floating joint whose quaternion is not unit."""
     nb = model.shape[0] - 1
     for i in range(0 if placed else nb):   # q, sin q, cos q first: a sine on the recursion's chain cost 20 %
         joint_angle(model, q, W, i)
@@ -503,17 +594,10 @@ def newton_euler(model, q, v, a, ext, tau, W, placed):
         par, jt, iq, k = parent(model, i), model[i, JTYPE], int(model[i, QSRC]), user_v(model, i, 0)
         vp = get6(W, par, W_V) if par >= 0 else ZERO6
         ap = get6(W, par, W_A) if par >= 0 else root_acceleration(model)
-        if jt == FREE:      # at the root: v_i = S qd, a_i = X_i a_p + S qdd (v_i x S qd = 0)
-            x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-            if abs(x * x + y * y + z * z + w * w - 1.0) > QUATERNION_TOL:
-                return BAD_QUATERNION
-            E, r = transpose3(quaternion_matrix(x, y, z, w)), (q[iq], q[iq + 1], q[iq + 2])
-            vi = (v[k], v[k + 1], v[k + 2], v[k + 3], v[k + 4], v[k + 5])
-            ai = plus(to_child(E, r, ap), (a[k], a[k + 1], a[k + 2], a[k + 3], a[k + 4], a[k + 5]))
-        else:   # S = e_z, written out: v_i x S qd has four non-zero terms
+        R, r = get9(model, i, ROT), (model[i, POS], model[i, POS + 1], model[i, POS + 2])
+        if jt == REVOLUTE or jt == PRISMATIC:   # S = e_z, written out: v_i x S qd has four non-zero terms
             th = W[i, W_JOINT]
-            qd, qdd, R = v[k] * model[i, VSCALE], a[k] * model[i, VSCALE], get9(model, i, ROT)
-            r = (model[i, POS], model[i, POS + 1], model[i, POS + 2])
+            qd, qdd = v[k] * model[i, VSCALE], a[k] * model[i, VSCALE]
             if jt == PRISMATIC:
                 E, r = transpose3(R), (r[0] + th * R[2], r[1] + th * R[5], r[2] + th * R[8])
                 vi, ai = to_child(E, r, vp), to_child(E, r, ap)
@@ -524,12 +608,28 @@ def newton_euler(model, q, v, a, ext, tau, W, placed):
                 vi, ai = to_child(E, r, vp), to_child(E, r, ap)
                 vi = (vi[0], vi[1], vi[2], vi[3], vi[4], vi[5] + qd)
                 ai = (ai[0] + vi[1] * qd, ai[1] - vi[0] * qd, ai[2], ai[3] + vi[4] * qd, ai[4] - vi[3] * qd, ai[5] + qdd)
+        else:
+            if jt == FREE:
+                x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+                if abs(x * x + y * y + z * z + w * w - 1.0) > QUATERNION_TOL:
+                    return fail(BAD_QUATERNION, i)
+                R, t = matmul3(R, quaternion_matrix(x, y, z, w)), matvec3(R, (q[iq], q[iq + 1], q[iq + 2]))
+                vJ = (v[k], v[k + 1], v[k + 2], v[k + 3], v[k + 4], v[k + 5])
+                aJ = (a[k], a[k + 1], a[k + 2], a[k + 3], a[k + 4], a[k + 5])
+            else:           # planar
+                t = matvec3(R, (q[iq], q[iq + 1], 0.0))
+                R = rotate_z(R, W[i, W_JOINT + 1], W[i, W_JOINT + 2])
+                vJ, aJ = (v[k], v[k + 1], 0.0, 0.0, 0.0, v[k + 2]), (a[k], a[k + 1], 0.0, 0.0, 0.0, a[k + 2])
+            E, r = transpose3(R), (r[0] + t[0], r[1] + t[1], r[2] + t[2])
+            vi, ai = plus(to_child(E, r, vp), vJ), plus(to_child(E, r, ap), aJ)
+            if par >= 0:    # at the root v_i = S qd: v_i x S qd = 0
+                ai = plus(ai, cross_motion(vi, vJ))
         set6(W, i, W_V, vi)
         set6(W, i, W_A, ai)
         set9(W, i, W_X, E)
         W[i, W_X + 9], W[i, W_X + 10], W[i, W_X + 11] = r
         set6(W, i, W_F, plus(inertia_times(model, i, INERTIA, ai), cross_force(vi, inertia_times(model, i, INERTIA, vi))))
-    for e in range(ext.shape[0]):   # each wrench from the world origin into its body's frame
+    for e in range(ext.shape[0]):   # each wrench from the reference point o into its body's frame
         b = int(ext[e, F_BODY])
         if b >= 0:
             f = world_wrench(ext, e, W)
@@ -543,6 +643,10 @@ def newton_euler(model, q, v, a, ext, tau, W, placed):
         if jt == FREE:
             for d in range(6):
                 add_torque(model, i, d, fi[d], tau)
+        elif jt == PLANAR:
+            add_torque(model, i, 0, fi[0], tau)
+            add_torque(model, i, 1, fi[1], tau)
+            add_torque(model, i, 2, fi[5], tau)
         else:
             qdd = a[user_v(model, i, 0)] * model[i, VSCALE]
             add_torque(model, i, 0, (fi[2] if jt == PRISMATIC else fi[5]) + model[i, ARMATURE] * qdd, tau)
@@ -588,9 +692,9 @@ def add_symmetric(M, a, b, x):
 
 @fast
 def composite_inertia(model, M, W):
-    """Composite-rigid-body algorithm (the M(q) of seed 002 eq. 9) after `kinematics` in the base
-    frame: Ic_p += Ic_i from the leaves up and F = Ic_i S_i, then M_ji = S_j^T F_i for every i in
-    j's subtree, a contiguous range of bodies (no walk to the root), plus armature on the
+    """Composite-rigid-body algorithm (Featherstone, RBDA ch. 6) after `kinematics` in the
+    base frame: Ic_p += Ic_i from the leaves up and F = Ic_i S_i, then M_ji = S_j^T F_i for every
+    i in j's subtree, a contiguous range of bodies (no walk to the root), plus armature on the
     diagonal. Turns W's inertias into composite ones; F is left in W_U."""
     nb = model.shape[0] - 1
     for i in range(nb - 1, -1, -1):
@@ -601,25 +705,46 @@ def composite_inertia(model, M, W):
             for k in range(10):
                 W[par, W_I + k] += W[i, W_I + k]
     M[:, :] = 0.0       # bodies on different branches do not couple
+    multi = model[-1, MULTI] != 0.0
     for j in range(nb):
-        end = int(model[j, SUBTREE_END])
-        if ndofs(model, j) == 6:    # the free root, at the origin: S = 1, its rows are Ic and the F below
+        end, nj = int(model[j, SUBTREE_END]), ndofs(model, j)
+        if nj == 1:
+            S, a, sj = get6(W, j, W_S), user_v(model, j, 0), model[j, VSCALE]
+            M[a, a] += sj * sj * (dot6(S, get6(W, j, W_U)) + model[j, ARMATURE])
+            for i in range(j + 1, end):     # each body's first coordinate
+                add_symmetric(M, a, user_v(model, i, 0), sj * model[i, VSCALE] * dot6(S, get6(W, i, W_U)))
+            if multi:
+                other_coordinates(model, M, W, j, end, a, S)
+        elif nj == 6 and parent(model, j) < 0:  # the free root, at the origin: S = 1, its rows are Ic and the F below
             r = user_v(model, j, 0)
             for d in range(6):
                 set6(M, r + d, r, get6(W, j, W_U + 6 * d))
             for i in range(j + 1, end):
-                F, b, x = get6(W, i, W_U), user_v(model, i, 0), model[i, VSCALE]
-                add_symmetric(M, r, b, x * F[0])
-                add_symmetric(M, r + 1, b, x * F[1])
-                add_symmetric(M, r + 2, b, x * F[2])
-                add_symmetric(M, r + 3, b, x * F[3])
-                add_symmetric(M, r + 4, b, x * F[4])
-                add_symmetric(M, r + 5, b, x * F[5])
-        else:                       # one coordinate: only the root may be free
-            S, a, sj = get6(W, j, W_S), user_v(model, j, 0), model[j, VSCALE]
-            M[a, a] += sj * sj * (dot6(S, get6(W, j, W_U)) + model[j, ARMATURE])
-            for i in range(j + 1, end):
-                add_symmetric(M, a, user_v(model, i, 0), sj * model[i, VSCALE] * dot6(S, get6(W, i, W_U)))
+                for d in range(ndofs(model, i)):
+                    F, b, x = get6(W, i, W_U + 6 * d), user_v(model, i, d), model[i, VSCALE]
+                    add_symmetric(M, r, b, x * F[0])
+                    add_symmetric(M, r + 1, b, x * F[1])
+                    add_symmetric(M, r + 2, b, x * F[2])
+                    add_symmetric(M, r + 3, b, x * F[3])
+                    add_symmetric(M, r + 4, b, x * F[4])
+                    add_symmetric(M, r + 5, b, x * F[5])
+        else:                       # several coordinates: its own block, then the bodies below
+            for e in range(nj):
+                S, a = get6(W, j, W_S + 6 * e), user_v(model, j, e)
+                for d in range(e, nj):
+                    M[a, user_v(model, j, d)] = M[user_v(model, j, d), a] = dot6(S, get6(W, j, W_U + 6 * d))
+                for i in range(j + 1, end):
+                    for d in range(ndofs(model, i)):
+                        add_symmetric(M, a, user_v(model, i, d), model[i, VSCALE] * dot6(S, get6(W, i, W_U + 6 * d)))
+
+
+@fast
+def other_coordinates(model, M, W, j, end, a, S):
+    """M_ab += S . F for the coordinates after the first of the multi-coordinate joints in
+    j's subtree (a: j's coordinate, S its motion)."""
+    for i in range(j + 1, end):
+        for d in range(1, ndofs(model, i)):
+            add_symmetric(M, a, user_v(model, i, d), dot6(S, get6(W, i, W_U + 6 * d)))
 
 
 @fast
@@ -640,11 +765,14 @@ def crba_batch(model, Q, M, nthreads):
 @fast
 def cholesky_solve(L, x, n):
     """x = A^-1 x for the symmetric positive definite n x n matrix A given by the lower triangle
-    of L, which becomes its Cholesky factor (A = L L^T, 1 / L_jj kept on the diagonal)."""
+    of L, which becomes its Cholesky factor (A = L L^T, 1 / L_jj kept on the diagonal). Returns -1,
+    or the first row whose pivot is not positive (A is not positive definite)."""
     for j in range(n):
-        y = L[j, j]
+        y = d0 = L[j, j]
         for k in range(j):
             y -= L[j, k] * L[j, k]
+        if not y > SINGULAR_TOL * abs(d0):
+            return j
         dinv = 1.0 / np.sqrt(y)
         L[j, j] = dinv
         for i in range(j + 1, n):
@@ -662,6 +790,7 @@ def cholesky_solve(L, x, n):
         for k in range(j + 1, n):
             y -= L[k, j] * x[k]
         x[j] = y * L[j, j]
+    return -1
 
 
 @fast
@@ -670,28 +799,35 @@ def hybrid(model, q, v, known, qdd, tau, ext, W):
     the others keep tau[k] (never written) and get qdd[k]. With nothing known it is forward
     dynamics. Mimic joints couple coordinates, which the articulated-body recursion cannot
     handle: models with them solve the reduced dense system instead. Only the given entries
-    are read (qdd[k] where known, tau[k] elsewhere)."""
+    are read (qdd[k] where known, tau[k] elsewhere). SINGULAR where the mass matrix is not
+    positive definite."""
     if not (finite(q) and finite(v) and finite_given(known, qdd, tau) and finite_rows(ext)):
         return NONFINITE
     status = kinematics(model, q, W)
-    if status == OK:
-        if model[-1, MIMIC]:
-            reduced_hybrid(model, q, v, known, qdd, tau, ext, W)
-        else:
-            articulated_body(model, v, known, qdd, tau, ext, W)
+    if status != OK:
+        return status
+    if model[-1, MIMIC]:
+        status = reduced_hybrid(model, q, v, known, qdd, tau, ext, W)
+    else:
+        status = articulated_body(model, v, known, qdd, tau, ext, W)
+    if status == OK and not (finite(qdd) and finite(tau)):
+        return OVERFLOW     # finite inputs, a positive definite M and still inf: absurdly large inputs
     return status
 
 
 @fast
 def articulated_body(model, v, known, qdd, tau, ext, W):
-    """Articulated-body hybrid dynamics (seed 004 section 2.3, eqs. 51-52), after `kinematics`;
-    with nothing known it is Featherstone's ABA (seed 004 table 3; seed 001 section 6.4.4).
-    World frame. A one-coordinate joint, if its coordinate is unknown: U = Ia S,
-    D = S^T U + armature, u = tau - S^T pA; the parent gets Ia - U U^T / D and
-    pA + Ia c + U (u - U^T c) / D (a known coordinate: Ia and pA + Ia c), where c = v_p x S qd,
-    plus S qdd if known. Forward: a' = a_p + c, qdd = (u - U^T a') / D, and
-    tau_k = S_k^T (Ia a + pA) + armature qdd_k. The free root is solved whole (`free_root`).
-    Ia is kept symmetric: its upper triangle (21 numbers) in W_IA."""
+    """Articulated-body hybrid dynamics (Featherstone, RBDA ch. 9; Kim, Lie group
+    formulation of articulated rigid body dynamics, hybrid dynamics), after `kinematics`; with
+    nothing known it is Featherstone's ABA (RBDA ch. 7). In world axes about o. A joint with
+    unknown coordinates S_u (some of its S's columns): U = Ia S_u, D = S_u^T U (+ armature for one
+    coordinate), u = tau_u - S_u^T pA; the parent gets Ia - U D^-1 U^T and
+    pA + Ia c + U D^-1 (u - U^T c) (with every coordinate known: Ia and pA + Ia c), where
+    c = v_p x S qd plus S_k qdd_k of the known ones. Forward: a' = a_p + c,
+    qdd_u = D^-1 (u - U^T a'), a = a' + S_u qdd_u, and tau_k = S_k^T (Ia a + pA) + armature qdd_k.
+    One coordinate keeps 1 / D; several keep D = L L^T and Y = U L^-T, z = L^-1 u (`project`).
+    Ia is kept symmetric: its upper triangle (21 numbers) in W_IA. Returns SINGULAR (with the
+    body) where a D is not positive definite."""
     nb = model.shape[0] - 1
     for i in range(nb):
         par = parent(model, i)
@@ -713,81 +849,139 @@ def articulated_body(model, v, known, qdd, tau, ext, W):
         symmetric_inertia(W, i)
     subtract_external_wrenches(ext, W)
     for i in range(nb - 1, -1, -1):
-        par, m = parent(model, i), int(W[i, W_NUNK])
-        if ndofs(model, i) == 6:
-            continue            # the free root: solved whole in the forward pass
+        par, m, n = parent(model, i), int(W[i, W_NUNK]), ndofs(model, i)
         pA = get6(W, i, W_F)
-        if m:
+        if m and n == 1:
             S = get6(W, i, W_S)
             U = sym6_times(W, i, W_IA, S)
             set6(W, i, W_U, U)
-            W[i, W_DINV] = 1.0 / (dot6(S, U) + model[i, ARMATURE])
+            lin, ang, arm = S[0] * U[0] + S[1] * U[1] + S[2] * U[2], S[3] * U[3] + S[4] * U[4] + S[5] * U[5], model[i, ARMATURE]
+            D = lin + ang + arm
+            if not D > SINGULAR_TOL * (abs(lin) + abs(ang) + arm):
+                return fail(SINGULAR, i)
+            W[i, W_D] = 1.0 / D
             W[i, W_UU] = tau[user_v(model, i, 0)] - dot6(S, pA)
+        elif m and not project(model, tau, i, m, pA, W):
+            return fail(SINGULAR, i)
         if par < 0:
             continue
         c = get6(W, i, W_C)
         pa = plus(pA, sym6_times(W, i, W_IA, c))
         for k in range(21):
             W[par, W_IA + k] += W[i, W_IA + k]
-        if m:
-            U, dinv = get6(W, i, W_U), W[i, W_DINV]
+        if m and n == 1:
+            U, dinv = get6(W, i, W_U), W[i, W_D]
             UDinv = (dinv * U[0], dinv * U[1], dinv * U[2], dinv * U[3], dinv * U[4], dinv * U[5])
             pa = axpy(W[i, W_UU] - dot6(U, c), UDinv, pa)
             sym6_subtract_outer(W, par, W_IA, UDinv, U)
+        else:
+            for a in range(m):       # U D^-1 U^T = Y Y^T, U D^-1 (u - U^T c) = Y (z - Y^T c)
+                Y = get6(W, i, W_U + 6 * a)
+                pa = axpy(W[i, W_UU + a] - dot6(Y, c), Y, pa)
+                sym6_subtract_outer(W, par, W_IA, Y, Y)
         set6(W, par, W_F, plus(get6(W, par, W_F), pa))
     for i in range(nb):
-        par, m = parent(model, i), int(W[i, W_NUNK])
+        par, m, n = parent(model, i), int(W[i, W_NUNK]), ndofs(model, i)
         ai = plus(get6(W, par, W_A) if par >= 0 else root_acceleration(model), get6(W, i, W_C))
-        if ndofs(model, i) == 6:
-            ai = free_root(model, i, tau, qdd, ai, W)
-        elif m:
-            x = W[i, W_DINV] * (W[i, W_UU] - dot6(get6(W, i, W_U), ai))
+        if m and n == 1:
+            x = W[i, W_D] * (W[i, W_UU] - dot6(get6(W, i, W_U), ai))
             qdd[user_v(model, i, 0)] = x
             ai = axpy(x, get6(W, i, W_S), ai)
+        elif m:
+            ai = solve_projected(model, qdd, i, m, ai, W)
         set6(W, i, W_A, ai)
-        if m == ndofs(model, i):
+        if m == n:
             continue            # no known coordinate: no torque to report
         f = plus(sym6_times(W, i, W_IA, ai), get6(W, i, W_F))
-        for d in range(ndofs(model, i)):
+        for d in range(n):
             k = user_v(model, i, d)
             if known[k]:
                 tau[k] = model[i, ARMATURE] * qdd[k] + dot6(get6(W, i, W_S + 6 * d), f)
+    return OK
 
 
 @fast
-def free_root(model, i, tau, qdd, a0, W):
-    """The free root's unknown accelerations qdd_u, given a0, its acceleration with them zero:
-    its force Ia a + pA (seed 001 eq. 6.47) has S_u^T (Ia a + pA) = tau_u, so with U = Ia S_u,
-    (S_u^T U) qdd_u = tau_u - S_u^T (pA + Ia a0), solved by Cholesky in the dense rows of W.
-    Returns a = a0 + S_u qdd_u."""
-    nb, m = model.shape[0] - 1, int(W[i, W_NUNK])
-    L, x = W[nb:nb + m, :m], W[nb:nb + m, m]
-    g = plus(get6(W, i, W_F), sym6_times(W, i, W_IA, a0))
+def packed(a, b):
+    """Offset of entry (a, b), b <= a, of a lower triangle stored row by row."""
+    return a * (a + 1) // 2 + b
+
+
+@fast
+def project(model, tau, i, m, pA, W):
+    """For the m unknown coordinates S_u of body i's joint: D = S_u^T Ia S_u factored L L^T into
+    W_D (packed, 1 / L_aa on the diagonal), Y = U L^-T (U = Ia S_u) into W_U and
+    z = L^-1 (tau_u - S_u^T pA) into W_UU. False if D is not positive definite."""
     for a in range(m):
-        Sa = get6(W, i, W_S + 6 * int(W[i, W_UNK + a]))
-        set6(W, i, W_U + 6 * a, sym6_times(W, i, W_IA, Sa))
-        x[a] = tau[user_v(model, i, int(W[i, W_UNK + a]))] - dot6(Sa, g)
+        S = get6(W, i, W_S + 6 * int(W[i, W_UNK + a]))
+        U = sym6_times(W, i, W_IA, S)
+        set6(W, i, W_U + 6 * a, U)
+        W[i, W_UU + a] = tau[user_v(model, i, int(W[i, W_UNK + a]))] - dot6(S, pA)
         for b in range(a + 1):
-            L[a, b] = dot6(Sa, get6(W, i, W_U + 6 * b))
-    cholesky_solve(L, x, m)
+            W[i, W_D + packed(a, b)] = dot6(get6(W, i, W_S + 6 * int(W[i, W_UNK + b])), U)
+    for a in range(m):          # Cholesky, row by row
+        y = d0 = W[i, W_D + packed(a, a)]
+        for b in range(a):
+            y -= W[i, W_D + packed(a, b)] ** 2
+        if not y > SINGULAR_TOL * abs(d0):
+            return False
+        inv = 1.0 / np.sqrt(y)
+        W[i, W_D + packed(a, a)] = inv
+        for r in range(a + 1, m):
+            y = W[i, W_D + packed(r, a)]
+            for b in range(a):
+                y -= W[i, W_D + packed(r, b)] * W[i, W_D + packed(a, b)]
+            W[i, W_D + packed(r, a)] = y * inv
+    for a in range(m):          # Y = U L^-T and z = L^-1 u, by forward substitution
+        Y, z = get6(W, i, W_U + 6 * a), W[i, W_UU + a]
+        for b in range(a):
+            Lab = W[i, W_D + packed(a, b)]
+            Y, z = axpy(-Lab, get6(W, i, W_U + 6 * b), Y), z - Lab * W[i, W_UU + b]
+        inv = W[i, W_D + packed(a, a)]
+        set6(W, i, W_U + 6 * a, (inv * Y[0], inv * Y[1], inv * Y[2], inv * Y[3], inv * Y[4], inv * Y[5]))
+        W[i, W_UU + a] = inv * z
+    return True
+
+
+@fast
+def solve_projected(model, qdd, i, m, ai, W):
+    """qdd_u = L^-T (z - Y^T a') for body i's m unknown coordinates (after `project`); returns
+    a' + S_u qdd_u."""
+    for a in range(m):
+        W[i, W_UU + a] -= dot6(get6(W, i, W_U + 6 * a), ai)
+    for a in range(m - 1, -1, -1):  # L^T x = z - Y^T a'
+        x = W[i, W_UU + a]
+        for r in range(a + 1, m):
+            x -= W[i, W_D + packed(r, a)] * W[i, W_UU + r]
+        W[i, W_UU + a] = x * W[i, W_D + packed(a, a)]
     for a in range(m):
         d = int(W[i, W_UNK + a])
-        qdd[user_v(model, i, d)] = x[a]
-        a0 = axpy(x[a], get6(W, i, W_S + 6 * d), a0)
-    return a0
+        qdd[user_v(model, i, d)] = W[i, W_UU + a]
+        ai = axpy(W[i, W_UU + a], get6(W, i, W_S + 6 * d), ai)
+    return ai
+
+
+@fast
+def body_of_coordinate(model, k):
+    """The first body whose joint moves user coordinate k."""
+    for i in range(model.shape[0] - 1):
+        for d in range(ndofs(model, i)):
+            if user_v(model, i, d) == k:
+                return i
+    return -1
 
 
 @fast
 def reduced_hybrid(model, q, v, known, qdd, tau, ext, W):
-    """Hybrid dynamics as the reduced system M_uu qdd_u = tau_u - b_u - M_uk qdd_k (seed 004
-    eq. 34), after `kinematics`: b = C v + g - J^T f_ext by RNEA with qdd = 0, M by CRBA,
-    M_uu gathered and factored L L^T (Cholesky); tau_k = M_k qdd + b_k."""
+    """Hybrid dynamics as the reduced system M_uu qdd_u = tau_u - b_u - M_uk qdd_k (Kim, Lie
+    group formulation, hybrid dynamics), after `kinematics`: b = C v + g - J^T f_ext by RNEA with
+    qdd = 0, M by CRBA, M_uu gathered and factored L L^T (Cholesky); tau_k = M_k qdd + b_k.
+    Returns SINGULAR (with the body of the failing coordinate) if M_uu is not positive definite."""
     nb, nv = model.shape[0] - 1, int(model[-1, NV])
     M, L = W[nb:, :nv], W[nb:, nv + 4:2 * nv + 4]
     b, zero, unknown, x = W[nb:, nv], W[nb:, nv + 1], W[nb:, nv + 2], W[nb:, nv + 3]
     zero[:] = 0.0
     newton_euler(model, q, v, zero, ext, b, W, True)
-    if ndofs(model, 0) == 6:    # composite_inertia takes a free root at the origin
+    if nb and model[0, JTYPE] == FREE:  # composite_inertia takes a free root at the origin
         kinematics(model, q, W, base_frame=True)
     composite_inertia(model, M, W)
     n = 0
@@ -804,7 +998,9 @@ def reduced_hybrid(model, q, v, known, qdd, tau, ext, W):
         x[j] = y
         for k in range(j + 1):
             L[j, k] = M[r, int(unknown[k])]
-    cholesky_solve(L, x, n)
+    failed = cholesky_solve(L, x, n)
+    if failed >= 0:
+        return fail(SINGULAR, body_of_coordinate(model, int(unknown[failed])))
     for j in range(n):
         qdd[int(unknown[j])] = x[j]
     for r in range(nv):
@@ -813,6 +1009,7 @@ def reduced_hybrid(model, q, v, known, qdd, tau, ext, W):
             for c in range(nv):
                 y += M[r, c] * qdd[c]
             tau[r] = y
+    return OK
 
 
 @fast
@@ -835,7 +1032,7 @@ def hybrid_batch(model, Q, V, KNOWN, QDD, TAU, EXT, nthreads):
 @fast
 def frame_jacobian(model, q, spec, J, H, W):
     """Placement H (4x4) of a frame and its Jacobian J (6 x nv, rows [linear; angular]) in the
-    spec's reference (seed 003: the space Jacobian's columns are the joints' world screws S,
+    spec's reference (Lynch and Park, Modern Robotics, ch. 5: the space Jacobian's columns are the joints' world screws S,
     ours at the world origin; LOCAL_WORLD_ALIGNED shifts them to the frame origin p,
     v_p = v_o + w x p, and LOCAL rotates them into the frame's axes)."""
     if not finite(q):
@@ -890,7 +1087,7 @@ def frame_jacobian_batch(model, Q, spec, J, H, nthreads):
 @fast
 def coriolis_body(W, i, vel):
     """W[i, W_IA] (6x6, row-major) = B = (v x* I - I v x + (I v) xbar*) / 2, so that Mdot = C + C^T
-    and C v = v x* I v (the Christoffel-consistent split of seed 002 property 2, per body); its
+    and C v = v x* I v (the Christoffel-consistent split that makes Mdot - 2C skew-symmetric, per body); its
     column k is (v x* (I e_k) - I (v x e_k) + e_k x* (I v)) / 2, as (I v) xbar* m = m x* (I v)."""
     h = inertia_times(W, i, W_I, vel)
     for k in range(6):

@@ -2,9 +2,13 @@
 
 Rows 0..nb-1 are bodies; the last row holds model-wide values. The kernels see each body
 in its joint frame: the body frame turned by AXES (Q, with Q e_z = the joint axis), so that
-every joint rotates about (or slides along) its z axis.
+every joint rotates about (or slides along) its z axis; a planar joint moves in that frame's
+x-y plane and turns about its z; a floating joint's frame is the body frame (Q = 1).
 """
-REVOLUTE, PRISMATIC, FREE = 0, 1, 2
+# joint types, and the coordinates each one has in q and in v
+REVOLUTE, PRISMATIC, FREE, PLANAR = 0, 1, 2, 3
+NQ_OF = {REVOLUTE: 1, PRISMATIC: 1, FREE: 7, PLANAR: 3}
+NV_OF = {REVOLUTE: 1, PRISMATIC: 1, FREE: 6, PLANAR: 3}
 # the one rule for a free-flyer quaternion: q is accepted where | |q|^2 - 1 | <= QUATERNION_TOL
 # (kernels); inputs from outside the library (pose messages) go through model.unit_quaternion first
 QUATERNION_TOL = 1e-6
@@ -13,7 +17,8 @@ QUATERNION_TOL = 1e-6
 PARENT, JTYPE = 0, 1     # parent body (-1 = world), joint type
 # the joint's coordinates in the user's q and v (mimic joints follow their leader):
 # q_joint = q[QSRC] * QSCALE + QOFF, qd_joint = v[VSRC] * VSCALE, and its torque adds
-# VSCALE times itself to tau[VSRC]; a free flyer takes q[QSRC:QSRC + 7] and v[VSRC:VSRC + 6]
+# VSCALE times itself to tau[VSRC]; a multi-coordinate joint takes q[QSRC:QSRC + nq] and
+# v[VSRC:VSRC + nv] (scale 1)
 QSRC, QSCALE, QOFF, VSRC, VSCALE = 2, 3, 4, 5, 6
 ROT = 7          # 9: joint placement rotation in the parent's joint frame, row-major
 POS = 16         # 3: joint placement translation, in the parent's joint frame
@@ -21,9 +26,16 @@ AXES = 19        # 9: Q, the joint frame's axes in the body frame (row-major)
 INERTIA = 28     # 10: mass, m*com (3), inertia about the origin (xx yy zz xy xz yz), joint frame
 ARMATURE = 38    # rotor inertia of the joint's coordinate
 SUBTREE_END = 39  # bodies are in depth-first order: body i's subtree is bodies i .. SUBTREE_END - 1
-NCOL = 40
+ANGLE = 40       # the q index of the joint's angle (a planar joint's third coordinate)
+NCOL = 41
 
 # last row
 GRAVITY = 0      # 3
 NQ, NV = 3, 4    # size of the user's q and v
 MIMIC = 5        # 1.0 if some joint mimics another
+# the body whose joint origin is the kernels' reference point (the first body, depth-first, whose
+# joint is not prismatic; -1: none, the world origin): inertias and spatial vectors are taken
+# about it, so that a robot far from the world origin keeps its precision
+ORIGIN_BODY = 6
+# 1.0 if a joint other than a floating root has several coordinates (CRBA's general path)
+MULTI = 7

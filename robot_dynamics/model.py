@@ -11,7 +11,7 @@ import numpy as np
 
 from . import layout as L
 
-REVOLUTE, PRISMATIC, FREE = L.REVOLUTE, L.PRISMATIC, L.FREE
+REVOLUTE, PRISMATIC, FREE, PLANAR = L.REVOLUTE, L.PRISMATIC, L.FREE, L.PLANAR
 REFERENCES = ("world", "local", "local_world_aligned")
 
 
@@ -36,7 +36,7 @@ def vec_to_sym(v):
 
 def transform_inertia(inertia, rotation, translation):
     """Inertia of a body given in frame B, expressed in frame A, where B sits at (R, p) in A
-    (seed 004 eq. 22: I_A = Ad*_T I_B Ad_T, written on the 10 parameters)."""
+    (Featherstone, Rigid Body Dynamics Algorithms, ch. 2: I_A = X* I_B X, on the 10 parameters)."""
     m, h, rot = inertia[0], inertia[1:4], vec_to_sym(inertia[4:10])
     rh, px = rotation @ h, skew(translation)
     rot_a = rotation @ rot @ rotation.T - (skew(rh) @ px + px @ skew(rh)) - m * px @ px
@@ -68,7 +68,7 @@ def joint_frames(axis, joint_type):
     an axis along z): the kernels' joint frame, see layout.py."""
     Q = np.tile(np.eye(3), (len(axis), 1, 1))
     for i, z in enumerate(axis):
-        if joint_type[i] != FREE:
+        if joint_type[i] != FREE:         # a planar joint's z is its plane's normal
             x = np.cross([0.0, 1.0, 0.0] if abs(z[1]) < 0.9 else [1.0, 0.0, 0.0], z)
             x /= np.linalg.norm(x)
             Q[i] = np.column_stack((x, np.cross(z, x), z))
@@ -96,12 +96,25 @@ class Frame:
     translation: np.ndarray
 
 
+@dataclass(frozen=True)
+class Joint:
+    """A joint with coordinates of its own in the user's q and v (mimic joints have none)."""
+    name: str
+    kind: str                 # revolute, continuous, prismatic, planar or floating
+    body: int                 # the body it moves
+    idx_q: int
+    nq: int
+    idx_v: int
+    nv: int
+
+
 @dataclass
 class Model:
-    """Per-body arrays (index = body) and per-coordinate data for the actuated joints.
+    """Per-body arrays (index = body) and per-coordinate data for the joints.
 
-    Coordinates come in two sets. The user's q/v: [free flyer (7/6)] + one per actuated joint,
-    in `joint_names` order. The full set adds one coordinate per mimic joint;
+    Coordinates come in two sets. The user's q/v: the multi-coordinate joints first (floating:
+    7/6, planar: 3/3, depth-first), then one per actuated one-coordinate joint, in `joint_names`
+    order; `joints` describes each block. The full set adds one coordinate per mimic joint;
     q_full = q[q_source] * q_scale + q_offset and v_full = v[v_source] * v_scale. `packed`
     gives each joint its source and scale, so the kernels take and return user coordinates.
     """
@@ -114,9 +127,12 @@ class Model:
     tree_translation: np.ndarray     # (nb, 3)
     inertia: np.ndarray              # (nb, 10)
     body_joint_names: list           # moving joint of each body
+    body_joint_kinds: list           # its URDF type (revolute, continuous, prismatic, planar, floating)
+    body_links: list                 # the links lumped into each body, its own first
     idx_q: np.ndarray                # first full q index of each body's joint
     idx_v: np.ndarray
-    joint_names: list                # actuated joints in user q order (no free flyer, no mimic)
+    joints: list                     # Joint per coordinate block of the user's q and v, in order
+    joint_names: list                # actuated one-coordinate joints in user q order (no mimic)
     lower_limits: np.ndarray
     upper_limits: np.ndarray
     velocity_limits: np.ndarray
@@ -128,7 +144,8 @@ class Model:
     v_scale: np.ndarray
     v_is_mimic: np.ndarray           # full v indices that follow another joint
     frames: dict
-    floating_base: bool = False
+    joint_frames: dict = field(default_factory=dict)   # joint name -> its frame (see `frame`)
+    warnings: list = field(default_factory=list)       # what the URDF loader warned about
     nq: int = 0
     nv: int = 0
     _gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
@@ -139,6 +156,9 @@ class Model:
         self.nb = len(self.body_names)
         self.has_mimic = len(self.v_source) != self.nv
         self.joint_index = {n: i for i, n in enumerate(self.joint_names)}
+        self.joint_by_name = {j.name: j for j in self.joints}
+        multi = [j for j in self.joints if j.kind in ("floating", "planar")]
+        self._offset = (sum(j.nq for j in multi), sum(j.nv for j in multi))
         if self._armature is None:
             self._armature = np.zeros(self.nv)
         self.packed = np.zeros((self.nb + 1, L.NCOL))
@@ -151,8 +171,22 @@ class Model:
 
     @property
     def joint_offset(self):
-        """Index of the first actuated joint in q and in v (after the free flyer)."""
-        return (7, 6) if self.floating_base else (0, 0)
+        """Index of the first one-coordinate joint in q and in v (after the multi-coordinate
+        joints: a floating base takes 7 and 6)."""
+        return self._offset
+
+    @property
+    def root_joint(self):
+        """The floating or planar joint at the root (a free-flying or planar base), or None."""
+        if self.nb and self.parent[0] < 0 and self.joint_type[0] in (FREE, PLANAR):
+            return self.joint_by_name[self.body_joint_names[0]]
+        return None
+
+    @property
+    def floating_base(self):
+        """The root body flies free (a floating root joint, or load_urdf(floating_base=True))."""
+        root = self.root_joint
+        return root is not None and root.kind == "floating"
 
     @property
     def total_mass(self):
@@ -173,7 +207,8 @@ class Model:
 
     @property
     def armature(self):
-        """Rotor inertia reflected through the gear, Ir*gr^2 per joint (seed 001 fig. 6.20)."""
+        """Rotor inertia reflected through the gear, Ir*gr^2 per joint (Kajita et al., Humanoid
+        Robots, section 6.4: the rotor's inertia seen at the joint)."""
         return self._armature[self.joint_offset[1]:].copy()
 
     @armature.setter
@@ -190,6 +225,9 @@ class Model:
 
     def set_body_inertia(self, body, inertia):
         """Replace one body's 10 inertia parameters (e.g. a payload added on the tool)."""
+        inertia = np.asarray(inertia, float)
+        if inertia.shape != (10,) or not np.all(np.isfinite(inertia)):
+            raise ValueError(f"a body inertia is 10 finite numbers, got {inertia!r}")
         self.inertia[body] = inertia
         self._pack()
 
@@ -205,23 +243,40 @@ class Model:
         p[:self.nb, L.VSRC] = self.v_source[self.idx_v]
         p[:self.nb, L.VSCALE] = self.v_scale[self.idx_v]
         Q = joint_frames(self.joint_axis, self.joint_type)
-        Qp = np.array([Q[j] if j >= 0 else np.eye(3) for j in self.parent])
+        Qp = np.array([Q[j] if j >= 0 else np.eye(3) for j in self.parent]).reshape(self.nb, 3, 3)
         p[:self.nb, L.ROT:L.ROT + 9] = (Qp.transpose(0, 2, 1) @ self.tree_rotation @ Q).reshape(self.nb, 9)
         p[:self.nb, L.POS:L.POS + 3] = np.einsum("bji,bj->bi", Qp, self.tree_translation)
         p[:self.nb, L.AXES:L.AXES + 9] = Q.reshape(self.nb, 9)
-        p[:self.nb, L.INERTIA:L.INERTIA + 10] = [transform_inertia(I, q.T, np.zeros(3)) for I, q in zip(self.inertia, Q)]
+        p[:self.nb, L.INERTIA:L.INERTIA + 10] = np.reshape(
+            [transform_inertia(I, q.T, np.zeros(3)) for I, q in zip(self.inertia, Q)], (self.nb, 10))
         # a mimic follower's rotor is its leader's: counted once, on the leader
         own = np.where(self.v_is_mimic, 0.0, self._armature[self.v_source])
-        p[:self.nb, L.ARMATURE] = np.where(self.joint_type == FREE, 0.0, own[self.idx_v])
+        p[:self.nb, L.ARMATURE] = np.where(np.isin(self.joint_type, (FREE, PLANAR)), 0.0, own[self.idx_v])
         p[:self.nb, L.SUBTREE_END] = subtree_ends(self.parent)
         p[self.nb, L.GRAVITY:L.GRAVITY + 3] = self._gravity
         p[self.nb, L.NQ] = self.nq
         p[self.nb, L.NV] = self.nv
         p[self.nb, L.MIMIC] = self.has_mimic
+        p[:self.nb, L.ANGLE] = p[:self.nb, L.QSRC] + np.where(self.joint_type == PLANAR, 2, 0)
+        rotating = np.flatnonzero(self.joint_type != PRISMATIC)
+        p[self.nb, L.ORIGIN_BODY] = rotating[0] if len(rotating) else -1
+        multi = np.isin(self.joint_type, (FREE, PLANAR))
+        p[self.nb, L.MULTI] = multi[1:].any() or (self.nb > 0 and self.joint_type[0] == PLANAR)
 
     def frame(self, name):
+        """A frame by name: a link's name names the link's frame; a joint's name names the
+        joint's frame (its child link's frame) unless a link has that name, and
+        `joint:<name>` always names joint <name>'s frame."""
         try:
             return self.frames[name]
         except KeyError:
-            raise KeyError(f"unknown frame {name!r}; the model has frames "
-                           f"{', '.join(self.frame_names)}") from None
+            pass
+        if name.startswith("joint:") and name[6:] in self.joint_frames:
+            return self.joint_frames[name[6:]]
+        raise KeyError(f"unknown frame {name!r}; the model has frames "
+                       f"{', '.join(self.frame_names)}") from None
+
+    def body_subtree_links(self, body):
+        """The links of `body` and of every body below it."""
+        end = int(self.packed[body, L.SUBTREE_END])
+        return [link for b in range(body, end) for link in self.body_links[b]]

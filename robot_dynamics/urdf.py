@@ -1,17 +1,34 @@
-"""URDF (or xacro) -> Model: parse, validate, lump fixed joints into their parent body."""
+"""URDF (or xacro) -> Model: parse, validate, lump fixed joints into their parent body.
+
+Accepts what urdfdom (and so RViz, robot_state_publisher and Pinocchio) accepts: XML is read
+as urdfdom's TinyXML reads it (no namespace processing, whatever the XML declaration says).
+Refused, with a message naming the link or joint and its line: what is meaningless (unknown
+links, cycles, a zero axis, negative or non-finite mass, non-numbers). Warned about, and
+refused with strict=True: what is suspect but loads (non-physical inertias, lower limit
+above upper, a mimic of a joint the model does not have).
+"""
 import logging
 import math
 import os
+import re
 import xml.etree.ElementTree as ET
+from xml.parsers import expat
 
 import numpy as np
 
-from .model import FREE, PRISMATIC, REVOLUTE, Frame, Model, inertia_about_origin, transform_inertia
+from .model import (FREE, PLANAR, PRISMATIC, REVOLUTE, Frame, Joint, Model, inertia_about_origin,
+                    transform_inertia)
 
 log = logging.getLogger("robot_dynamics.urdf")
 
-MOVING = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
-UNSUPPORTED = ("floating", "planar")
+MOVING = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC,
+          "planar": PLANAR, "floating": FREE}
+MULTI = ("planar", "floating")
+NQ = {"planar": 3, "floating": 7}
+NV = {"planar": 3, "floating": 6}
+#: an inertia's principal moment counts as negative below -(REL * largest + ABS) [kg m^2]
+INERTIA_TOL_REL, INERTIA_TOL_ABS = 1e-6, 1e-12
+_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>")
 
 
 class URDFError(ValueError):
@@ -24,6 +41,36 @@ def rpy_to_matrix(rpy):
     return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
                      [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
                      [-sp, cp * sr, cp * cr]])
+
+
+class _Document:
+    """The parsed <robot> element and the source line of every element (for messages)."""
+
+    def __init__(self, text):
+        text = text.split("\x00", 1)[0]      # TinyXML reads a C string: a NUL ends the text
+        text = _DECLARATION.sub(lambda m: "\n" * m.group(0).count("\n"), text.lstrip("\ufeff \t\r\n"), count=1)
+        builder, self.lines = ET.TreeBuilder(), {}
+        parser = expat.ParserCreate()   # no namespace separator: `drake:acceleration` is a plain name
+        parser.buffer_text = True
+
+        def start(tag, attrs):
+            self.lines[builder.start(tag, attrs)] = parser.CurrentLineNumber
+        parser.StartElementHandler = start
+        parser.EndElementHandler = builder.end
+        parser.CharacterDataHandler = builder.data
+        try:
+            parser.Parse(text.encode("utf-8"), True)
+        except expat.ExpatError as exc:
+            raise URDFError(f"robot description is not valid XML: {expat.ErrorString(exc.code)} "
+                            f"at line {exc.lineno}, column {exc.offset}") from None
+        self.root = builder.close()
+        if self.root.tag != "robot":
+            raise URDFError(f"not a URDF: the root element is <{self.root.tag}>, expected <robot>")
+
+    def where(self, el, what):
+        """`what`, followed by the element's line."""
+        line = self.lines.get(el)
+        return f"{what} (line {line})" if line else what
 
 
 def _floats(text, n, what):
@@ -56,39 +103,46 @@ def _origin(elem, what):
     return rpy_to_matrix(rpy), xyz
 
 
-def _link_inertia(link):
+def _link_inertia(doc, link, warnings):
     """10 inertia parameters of a link in its own frame; zeros for a link without <inertial>."""
-    name = link.get("name")
+    name = doc.where(link, f"link {link.get('name')!r}")
     inertial = link.find("inertial")
     if inertial is None:
         return np.zeros(10)
     m_el, i_el = inertial.find("mass"), inertial.find("inertia")
-    mass = _floats(m_el.get("value") if m_el is not None else None, 1, f"link {name!r} mass")[0]
+    mass = _floats(m_el.get("value") if m_el is not None else None, 1, f"{name} mass")[0]
     if mass < 0:
-        raise URDFError(f"link {name!r} has negative mass {mass}")
+        raise URDFError(f"{name} has negative mass {mass}")
     keys = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
-    vals = [_floats(i_el.get(k, "0") if i_el is not None else "0", 1, f"link {name!r} inertia {k}")[0]
-            for k in keys]
-    ixx, iyy, izz, ixy, ixz, iyz = vals
+    ixx, iyy, izz, ixy, ixz, iyz = [_floats(i_el.get(k, "0") if i_el is not None else "0", 1, f"{name} inertia {k}")[0]
+                                    for k in keys]
     inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    _check_inertia(name, mass, inertia)
-    rot, com = _origin(inertial, f"link {name!r} inertial")
+    problem = inertia_problem(mass, inertia)
+    if problem:
+        warnings.append(f"{name}: {problem}")
+    rot, com = _origin(inertial, f"{name} inertial")
     return inertia_about_origin(mass, com, rot @ inertia @ rot.T)
 
 
-def _check_inertia(name, mass, inertia):
+def inertia_problem(mass, inertia):
+    """What is not physical about a rotational inertia about the centre of mass, or None.
+    Rounding noise is not a problem: a principal moment counts as negative only below
+    -(1e-6 times the largest + 1e-12 kg m^2)."""
     eig = np.linalg.eigvalsh(inertia)
-    if eig[0] < -1e-6 * np.abs(eig).max():
-        raise URDFError(f"link {name!r} has an inertia with negative eigenvalue {eig[0]:.3g} "
-                        f"(principal moments {np.round(eig, 9).tolist()})")
-    if mass > 0 and (eig[0] <= 0 or eig[0] + eig[1] < eig[2] * (1 - 1e-9)):
-        log.warning("link %r: inertia is singular or breaks the triangle inequality "
-                    "(principal moments %s); loaded as given", name, np.round(eig, 9).tolist())
+    tol = INERTIA_TOL_REL * np.abs(eig).max() + INERTIA_TOL_ABS
+    moments = np.round(eig, 12).tolist()
+    if eig[0] < -tol:
+        return f"inertia has a negative principal moment {eig[0]:.3g} (principal moments {moments})"
+    if eig[0] + eig[1] < eig[2] - tol:
+        return f"inertia breaks the triangle inequality (principal moments {moments})"
+    if mass == 0 and eig[2] > tol:
+        return f"zero mass with a non-zero inertia (principal moments {moments})"
+    return None
 
 
 def urdf_text(source):
     """The URDF XML of a path (.urdf, or .xacro expanded) or of an XML string (returned as is)."""
-    if source.lstrip().startswith("<"):
+    if source.lstrip("\ufeff \t\r\n").startswith("<"):
         return source
     if not os.path.isfile(source):
         raise URDFError(f"no such URDF file: {source!r}")
@@ -96,18 +150,6 @@ def urdf_text(source):
         return _run_xacro(source)
     with open(source, encoding="utf-8") as fh:
         return fh.read()
-
-
-def _read_xml(source):
-    """Parse a path (.urdf or .xacro) or an XML string; return the <robot> element."""
-    text = urdf_text(source)
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise URDFError(f"robot description is not valid XML: {exc}") from None
-    if root.tag != "robot":
-        raise URDFError(f"not a URDF: the root element is <{root.tag}>, expected <robot>")
-    return root
 
 
 def _run_xacro(path):
@@ -122,73 +164,76 @@ def _run_xacro(path):
 
 
 class _Joint:
-    def __init__(self, el):
+    def __init__(self, doc, el, warnings):
         self.name = el.get("name")
         self.kind = el.get("type")
+        what = doc.where(el, f"joint {self.name!r}")
         if not self.name or not self.kind:
-            raise URDFError("a <joint> lacks its name or type attribute")
+            raise URDFError(f"{doc.where(el, 'a <joint>')} lacks its name or type attribute")
         p, c = el.find("parent"), el.find("child")
         self.parent = p.get("link") if p is not None else None
         self.child = c.get("link") if c is not None else None
         if not self.parent or not self.child:
-            raise URDFError(f"joint {self.name!r} lacks a parent or child link")
-        if self.kind in UNSUPPORTED:
-            raise URDFError(f"joint {self.name!r} has type {self.kind!r}, which is not supported "
-                            "(use floating_base=True for a free-flying root)")
+            raise URDFError(f"{what} lacks a parent or child link")
         if self.kind not in MOVING and self.kind != "fixed":
-            raise URDFError(f"joint {self.name!r} has unknown type {self.kind!r}")
-        self.rotation, self.translation = _origin(el, f"joint {self.name!r}")
+            raise URDFError(f"{what} has unknown type {self.kind!r}")
+        self.rotation, self.translation = _origin(el, what)
         axis = el.find("axis")
-        self.axis = _floats(axis.get("xyz"), 3, f"joint {self.name!r} axis") if axis is not None \
+        self.axis = _floats(axis.get("xyz"), 3, f"{what} axis") if axis is not None \
             else np.array([1.0, 0.0, 0.0])
         norm = np.linalg.norm(self.axis)
-        if self.kind in MOVING and norm < 1e-12:
-            raise URDFError(f"joint {self.name!r} has a zero axis")
+        if self.kind in MOVING and self.kind != "floating" and norm < 1e-12:
+            raise URDFError(f"{what} has a zero axis")
         self.axis = self.axis / norm if norm > 0 else self.axis
         lim = el.find("limit")
         attr = lim.attrib if lim is not None else {}
-        number = lambda tag, key, default: _number(tag.get(key, default), f"joint {self.name!r} {key}")
+        number = lambda tag, key, default: _number(tag.get(key, default), f"{what} {key}")  # noqa: E731
         # URDF: lower/upper default to 0 inside <limit>; a continuous joint or a missing <limit> is unbounded
-        unbounded = self.kind == "continuous" or lim is None
+        unbounded = self.kind in ("continuous", "planar", "floating") or lim is None
         self.lower = -math.inf if unbounded else number(attr, "lower", "0")
         self.upper = math.inf if unbounded else number(attr, "upper", "0")
         self.velocity, self.effort = number(attr, "velocity", "inf"), number(attr, "effort", "inf")
         if self.lower > self.upper:
-            raise URDFError(f"joint {self.name!r} has lower limit {self.lower} above upper limit {self.upper}")
+            warnings.append(f"{what} has lower limit {self.lower} above upper limit {self.upper}; "
+                            "taken as unbounded")
+            self.lower, self.upper = -math.inf, math.inf
         mimic = el.find("mimic")
         self.mimic = None if mimic is None else (
             mimic.get("joint"), number(mimic.attrib, "multiplier", "1"), number(mimic.attrib, "offset", "0"))
+        self.what = what
 
 
-def load_urdf(source, floating_base=False, root=None, tip=None, gravity=None):
+def load_urdf(source, floating_base=False, root=None, tip=None, gravity=None, strict=False):
     """Build a Model from a URDF path, a .xacro path or a URDF XML string.
 
-    floating_base: give the root link a free-flyer joint (q: x y z qx qy qz qw, v: linear,
-    angular in the base frame). root: take the subtree below this link. tip: keep only the
-    chain root -> tip (and links welded to it).
+    floating_base: give the root link a floating joint `root_joint` (q: x y z qx qy qz qw,
+    v: linear, angular in the base frame), the same as a URDF `floating` joint from a world
+    link. root: take the subtree below this link. tip: keep only the chain root -> tip (and
+    links welded to it). strict: refuse what would only be warned about (model.warnings).
     """
-    robot = _read_xml(str(source))
+    doc = _Document(urdf_text(str(source)))
+    robot, warnings = doc.root, []
     links = {}
     for el in robot.findall("link"):
         name = el.get("name")
         if not name:
-            raise URDFError("a <link> has no name")
+            raise URDFError(f"{doc.where(el, 'a <link>')} has no name")
         if name in links:
-            raise URDFError(f"link {name!r} is defined twice")
+            raise URDFError(f"{doc.where(el, f'link {name!r}')} is defined twice")
         links[name] = el
     if not links:
-        raise URDFError(f"robot {robot.get('name')!r} has no links")
+        raise URDFError(f"robot {robot.get('name', '')!r} has no links")
     joints, child_of = {}, {}
     for el in robot.findall("joint"):
-        j = _Joint(el)
+        j = _Joint(doc, el, warnings)
         if j.name in joints:
-            raise URDFError(f"joint {j.name!r} is defined twice")
+            raise URDFError(f"{j.what} is defined twice")
         for end in (j.parent, j.child):
             if end not in links:
-                raise URDFError(f"joint {j.name!r} refers to unknown link {end!r}")
+                raise URDFError(f"{j.what} refers to unknown link {end!r}")
         if j.child in child_of:
             raise URDFError(f"link {j.child!r} is the child of two joints: "
-                            f"{child_of[j.child].name!r} and {j.name!r}")
+                            f"{child_of[j.child].what} and {j.what}")
         joints[j.name] = child_of[j.child] = j
     children = {name: [] for name in links}
     for j in joints.values():
@@ -212,103 +257,152 @@ def load_urdf(source, floating_base=False, root=None, tip=None, gravity=None):
                 raise URDFError(f"tip link {tip!r} is not below root link {root!r}")
             link = child_of[link].parent
             keep.add(link)
-    for j in joints.values():
-        if j.mimic and j.mimic[0] not in joints:
-            raise URDFError(f"joint {j.name!r} mimics unknown joint {j.mimic[0]!r}")
-    model = _build(robot.get("name", ""), root, links, children, joints, floating_base, keep, gravity)
-    if whole_tree and len(model.frames) < len(links) + len(joints):
-        lost = sorted(set(links) - set(model.frames))
+    builder = _Builder(doc, links, children, joints, keep, warnings)
+    model = builder.build(robot.get("name", ""), root, floating_base, gravity)
+    if whole_tree and len(builder.seen) < len(links):
+        lost = sorted(set(links) - builder.seen)
         raise URDFError(f"links {lost} are not connected to root {root!r}: the joints form a cycle")
+    if strict and warnings:
+        raise URDFError("strict loading refused the robot description: " + "; ".join(warnings))
+    for text in warnings:
+        log.warning("%s; loaded as given", text)
     return model
 
 
-def _build(name, root, links, children, joints, floating_base, keep, gravity):
-    bodies = []     # dicts: name, parent, joint (None for the free flyer), R, p, inertia
-    frames = {}
-    seen = set()
+class _Builder:
+    """Walks the tree depth-first from the root, lumping fixed links into their body."""
 
-    def visit(link, body, rotation, translation):
-        """Walk the tree depth-first; link sits at (rotation, translation) in body's frame."""
-        if link in seen:
+    def __init__(self, doc, links, children, joints, keep, warnings):
+        self.doc, self.links, self.children, self.joints, self.keep = doc, links, children, joints, keep
+        self.warnings = warnings
+        self.bodies = []     # dicts: name, parent, joint (a _Joint), R, p, inertia, links
+        self.frames, self.joint_frames, self.seen = {}, {}, set()
+
+    def visit(self, link, body, rotation, translation):
+        """Add `link`, which sits at (rotation, translation) in body's frame, and its subtree."""
+        if link in self.seen:
             raise URDFError(f"the joints form a cycle through link {link!r}")
-        seen.add(link)
-        frames[link] = Frame(link, body, rotation, translation)
-        inertia = _link_inertia(links[link])      # checked even where the world carries it
+        self.seen.add(link)
+        self.frames[link] = Frame(link, body, rotation, translation)
+        inertia = _link_inertia(self.doc, self.links[link], self.warnings)   # checked even where the world carries it
         if body >= 0:
-            bodies[body]["inertia"] += transform_inertia(inertia, rotation, translation)
-        for j in children[link]:
-            if keep is not None and j.child not in keep and j.kind != "fixed":
+            self.bodies[body]["inertia"] += transform_inertia(inertia, rotation, translation)
+            self.bodies[body]["links"].append(link)
+        for j in self.children[link]:
+            if self.keep is not None and j.child not in self.keep and j.kind != "fixed":
                 continue
             r, p = rotation @ j.rotation, rotation @ j.translation + translation
             if j.kind == "fixed":
-                frames[j.name] = Frame(j.name, body, r, p)
-                visit(j.child, body, r, p)
+                self.joint_frames[j.name] = Frame(j.name, body, r, p)
+                self.visit(j.child, body, r, p)
             else:
-                bodies.append(dict(name=j.child, parent=body, joint=j, R=r, p=p, inertia=np.zeros(10)))
-                frames[j.name] = Frame(j.name, len(bodies) - 1, np.eye(3), np.zeros(3))
-                visit(j.child, len(bodies) - 1, np.eye(3), np.zeros(3))
+                self.add_body(j.child, body, j, r, p)
 
-    if floating_base:
-        bodies.append(dict(name=root, parent=-1, joint=None, R=np.eye(3), p=np.zeros(3), inertia=np.zeros(10)))
-        visit(root, 0, np.eye(3), np.zeros(3))
-    else:
-        visit(root, -1, np.eye(3), np.zeros(3))
-    if not bodies:
-        raise URDFError(f"the robot below link {root!r} has no moving joint")
-    return _model_from_bodies(name, bodies, frames, joints, floating_base, gravity)
+    def add_body(self, link, parent, joint, rotation, translation):
+        self.bodies.append(dict(name=link, parent=parent, joint=joint, R=rotation, p=translation,
+                                inertia=np.zeros(10), links=[]))
+        body = len(self.bodies) - 1
+        self.joint_frames[joint.name] = Frame(joint.name, body, np.eye(3), np.zeros(3))
+        self.visit(link, body, np.eye(3), np.zeros(3))
+
+    def build(self, name, root, floating_base, gravity):
+        if floating_base:
+            self.add_body(root, -1, _RootJoint(), np.eye(3), np.zeros(3))
+        else:
+            self.visit(root, -1, np.eye(3), np.zeros(3))
+        if not self.bodies:
+            self.warnings.append(f"the robot below link {root!r} has no moving joint: every result is empty")
+        for jname, frame in self.joint_frames.items():   # a link's name names the link's frame
+            key = jname if jname not in self.frames else f"joint:{jname}"
+            if key in self.frames:
+                raise URDFError(f"frame name {key!r} is used by a link and by joint {jname!r}")
+            self.frames[key] = frame
+        self.resolve_mimics()
+        return _model_from_bodies(name, self.bodies, self.frames, self.joint_frames, self.warnings, gravity)
+
+    def resolve_mimics(self):
+        """Each mimic joint follows a leader that has its own coordinate: chains of mimics are
+        followed to their end; a mimic of a joint the model does not move (unknown, fixed, cut
+        away by root/tip, multi-coordinate) gets a coordinate of its own, with a warning, as
+        urdfdom and Pinocchio load it."""
+        moving = {b["joint"].name: b["joint"] for b in self.bodies}
+        for b in self.bodies:
+            j = b["joint"]
+            j.leader = None
+            if not j.mimic:
+                continue
+            if j.kind in MULTI:
+                self.warnings.append(f"{j.what} is {j.kind} and cannot mimic; its <mimic> is ignored")
+                continue
+            target, scale, offset, seen = j.mimic[0], j.mimic[1], j.mimic[2], {j.name}
+            while target in moving and moving[target].mimic and target not in seen:
+                seen.add(target)
+                nxt = moving[target].mimic
+                target, scale, offset = nxt[0], scale * nxt[1], scale * nxt[2] + offset
+            if target in seen:
+                raise URDFError(f"{j.what}: its mimic joints form a cycle through {sorted(seen)}")
+            leader = moving.get(target)
+            if leader is None or leader.kind in MULTI:
+                why = "which this model does not move" if target in self.joints else "which does not exist"
+                self.warnings.append(f"{j.what} mimics joint {j.mimic[0]!r}, {why}; it is loaded as an "
+                                     "independent joint")
+                continue
+            j.leader = (target, scale, offset)
 
 
-def _model_from_bodies(name, bodies, frames, joints, floating_base, gravity):
+class _RootJoint:
+    """The floating joint that load_urdf(floating_base=True) adds above the root link."""
+    name, kind, axis, mimic, leader, what = "root_joint", "floating", np.zeros(3), None, None, "joint 'root_joint'"
+    lower, upper, velocity, effort = -math.inf, math.inf, math.inf, math.inf
+
+
+def _model_from_bodies(name, bodies, frames, joint_frames, warnings, gravity):
+    """User coordinates: the multi-coordinate joints first, then the one-coordinate leaders,
+    each depth-first; full coordinates one block per body."""
     nb = len(bodies)
-    leaders = [b["joint"].name for b in bodies if b["joint"] is not None and not b["joint"].mimic]
-    user_v = {n: i + (6 if floating_base else 0) for i, n in enumerate(leaders)}
+    multi = [b["joint"] for b in bodies if b["joint"].kind in MULTI]
+    leaders = [b["joint"] for b in bodies if b["joint"].kind not in MULTI and not b["joint"].leader]
+    joints, iq, iv = [], 0, 0
+    body_of = {b["joint"].name: i for i, b in enumerate(bodies)}
+    for j in multi + leaders:
+        nq, nv = NQ.get(j.kind, 1), NV.get(j.kind, 1)
+        joints.append(Joint(j.name, j.kind, body_of[j.name], iq, nq, iv, nv))
+        iq, iv = iq + nq, iv + nv
+    user = {j.name: j for j in joints}
     joint_type, idx_q, idx_v = np.zeros(nb, int), np.zeros(nb, int), np.zeros(nb, int)
     axis = np.zeros((nb, 3))
     q_src, q_scale, q_off, v_src, v_scale, v_mimic = [], [], [], [], [], []
     for i, b in enumerate(bodies):
         j = b["joint"]
         idx_q[i], idx_v[i] = len(q_src), len(v_src)
-        if j is None:
-            joint_type[i] = FREE
-            q_src += range(7)
-            q_scale += [1.0] * 7
-            q_off += [0.0] * 7
-            v_src += range(6)
-            v_scale += [1.0] * 6
-            v_mimic += [False] * 6
-            continue
         joint_type[i], axis[i] = MOVING[j.kind], j.axis
-        src, scale, off = j.name, 1.0, 0.0
-        if j.mimic:
-            src, scale, off = j.mimic
-            if src not in user_v:
-                raise URDFError(f"joint {j.name!r} mimics {src!r}, which is not an actuated "
-                                "joint of this model (fixed, outside the chain, or itself a mimic)")
-        k = user_v[src]
-        q_src.append(k + (1 if floating_base else 0))
-        q_scale.append(scale)
-        q_off.append(off)
-        v_src.append(k)
-        v_scale.append(scale)
-        v_mimic.append(bool(j.mimic))
-    lead = [joints[n] for n in leaders]
-    off = 6 if floating_base else 0
-    return Model(
+        src, scale, off = (j.leader or (j.name, 1.0, 0.0))
+        lead = user[src]
+        q_src += range(lead.idx_q, lead.idx_q + lead.nq)
+        q_scale += [scale] * lead.nq
+        q_off += [off] + [0.0] * (lead.nq - 1)
+        v_src += range(lead.idx_v, lead.idx_v + lead.nv)
+        v_scale += [scale] * lead.nv
+        v_mimic += [j.leader is not None] * lead.nv
+    model = Model(
         name=name,
         body_names=[b["name"] for b in bodies],
-        parent=np.array([b["parent"] for b in bodies]),
+        parent=np.array([b["parent"] for b in bodies], dtype=int),
         joint_type=joint_type, joint_axis=axis,
-        tree_rotation=np.array([b["R"] for b in bodies]),
-        tree_translation=np.array([b["p"] for b in bodies]),
-        inertia=np.array([b["inertia"] for b in bodies]),
-        body_joint_names=[b["joint"].name if b["joint"] else "root_joint" for b in bodies],
+        tree_rotation=np.array([b["R"] for b in bodies]).reshape(nb, 3, 3),
+        tree_translation=np.array([b["p"] for b in bodies]).reshape(nb, 3),
+        inertia=np.array([b["inertia"] for b in bodies]).reshape(nb, 10),
+        body_joint_names=[b["joint"].name for b in bodies],
+        body_joint_kinds=[b["joint"].kind for b in bodies],
+        body_links=[b["links"] for b in bodies],
         idx_q=idx_q, idx_v=idx_v,
-        joint_names=leaders,
-        lower_limits=np.array([j.lower for j in lead]), upper_limits=np.array([j.upper for j in lead]),
-        velocity_limits=np.array([j.velocity for j in lead]), effort_limits=np.array([j.effort for j in lead]),
+        joints=joints,
+        joint_names=[j.name for j in leaders],
+        lower_limits=np.array([j.lower for j in leaders]), upper_limits=np.array([j.upper for j in leaders]),
+        velocity_limits=np.array([j.velocity for j in leaders]), effort_limits=np.array([j.effort for j in leaders]),
         q_source=np.array(q_src, int), q_scale=np.array(q_scale), q_offset=np.array(q_off),
         v_source=np.array(v_src, int), v_scale=np.array(v_scale), v_is_mimic=np.array(v_mimic, bool),
-        frames=frames, floating_base=floating_base,
-        nq=off + (1 if floating_base else 0) + len(leaders), nv=off + len(leaders),
-        _gravity=np.array([0.0, 0.0, -9.81]) if gravity is None else np.asarray(gravity, float),
-    )
+        frames=frames, joint_frames=joint_frames, warnings=list(warnings), nq=iq, nv=iv)
+    if gravity is not None:
+        model.gravity = gravity
+    return model

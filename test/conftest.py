@@ -7,3 +7,13 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ["ROS_DOMAIN_ID"] = str(random.SystemRandom().randint(1, 100))
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The real URDFs that Pinocchio refuses, with what our loader says of each (test_robot_sweep)."""
+    sweep = sys.modules.get("test_robot_sweep")
+    refused = getattr(sweep, "REFUSED_BY_PINOCCHIO", None)
+    if refused:
+        terminalreporter.section("URDFs that Pinocchio refuses")
+        for path, what in sorted(refused.items()):   # example-robot-data's, then pybullet_data/...
+            terminalreporter.write_line(f"{path}: {what}")

@@ -56,7 +56,7 @@ def test_info_continuous_mimic_floating(capsys):
     assert code == 0
     assert re.search(r"spin_joint\s+continuous\s+-inf\s+inf", out)
     assert "finger_right <- finger_right_joint [prismatic, mimic" in out
-    assert "root_joint [free]" in out
+    assert "root_joint [floating]" in out
     model = load_urdf(MIMIC, floating_base=True)
     assert f"nq = {model.nq}, nv = {model.nv}" in out
     total = float(re.search(r"total mass: (\S+) kg", out).group(1))

@@ -1,12 +1,14 @@
-"""Structural properties that hold whatever the oracle: seed 002 properties 1-2,
-inverse/forward consistency, hybrid dynamics (seed 004 eq. 34), batches, bad input."""
+"""Structural properties that hold whatever the oracle: M symmetric positive definite and
+Mdot - 2C skew-symmetric, inverse/forward consistency, hybrid dynamics against the reduced
+system M_uu qdd_u = tau_u - b_u - M_uk qdd_k, batches, bad input, singular mass matrices."""
 import numpy as np
 import pytest
 
 from oracle import Pair
 from robot_dynamics import dynamics as rd
 
-ROBOTS = [("panda", False), ("talos", True), ("mimic", False), ("mimic", True), ("puma560", False), ("biped", True)]
+ROBOTS = [("panda", False), ("talos", True), ("mimic", False), ("mimic", True), ("puma560", False), ("biped", True),
+          ("planar_base_arm", False), ("floating_object_arm", False)]
 
 
 @pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: r[0] + ("-freeflyer" if r[1] else ""))
@@ -27,15 +29,34 @@ def test_mass_matrix_symmetric_positive_definite(pair):
 
 
 def test_mdot_minus_2c_is_skew_symmetric(pair):
-    """Mdot by central differences along q(t) = q + t v (joints only: fixed-base robots)."""
+    """Mdot by central differences along q(t) = q (+) t v (`integrate`: free flyers and planar
+    joints move along their exponential, whose velocity is v)."""
     m = pair.model
-    if m.floating_base:
-        pytest.skip("q is not a vector space on a free flyer; covered by the arms")
     for q, v, _ in states(pair):
         h = 1e-6
-        Mdot = (rd.mass_matrix(m, q + h * v) - rd.mass_matrix(m, q - h * v)) / (2 * h)
+        Mdot = (rd.mass_matrix(m, rd.integrate(m, q, h * v)) - rd.mass_matrix(m, rd.integrate(m, q, -h * v))) / (2 * h)
         N = Mdot - 2 * rd.coriolis_matrix(m, q, v)
         assert np.abs(N + N.T).max() < 1e-6 * max(1.0, np.abs(Mdot).max())
+
+
+def _rotation_vector(R):
+    """The world-frame rotation vector of a small rotation matrix."""
+    return np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]]) / 2
+
+
+def test_jacobian_is_the_derivative_of_the_placement(pair):
+    """Column k of the local_world_aligned Jacobian: the frame's velocity when q moves along
+    integrate(q, t e_k), by central differences (any joint: floating, planar, mimic)."""
+    m, h = pair.model, 1e-6
+    for q, _, _ in states(pair, 5):
+        for frame in m.frame_names[-3:]:
+            J = rd.frame_jacobian(m, q, frame, "local_world_aligned")
+            for k in range(m.nv):
+                e = np.zeros(m.nv)
+                e[k] = h
+                Hp, Hm = rd.frame_placement(m, rd.integrate(m, q, e), frame), rd.frame_placement(m, rd.integrate(m, q, -e), frame)
+                column = np.concatenate(((Hp[:3, 3] - Hm[:3, 3]) / (2 * h), _rotation_vector(Hp[:3, :3] @ Hm[:3, :3].T) / (2 * h)))
+                np.testing.assert_allclose(J[:, k], column, rtol=0, atol=1e-7, err_msg=f"{frame} column {k}")
 
 
 def test_forward_inverts_inverse(pair):
@@ -59,7 +80,7 @@ def test_hybrid_limits_and_block_solution(pair):
         known = rng.random(m.nv) < 0.5
         qdd, t = rd.hybrid_dynamics(m, q, v, known, a, tau)
         M, b = rd.mass_matrix(m, q), rd.bias_forces(m, q, v)
-        u = ~known   # seed 004 eq. 34
+        u = ~known   # the reduced system
         expected_u = np.linalg.solve(M[np.ix_(u, u)], tau[u] - b[u] - M[np.ix_(u, known)] @ a[known])
         # two orders of rounding on a near-singular block: compare relative to its size
         np.testing.assert_allclose(qdd[u], expected_u, rtol=0, atol=1e-8 * max(1.0, np.abs(expected_u).max()))
@@ -168,3 +189,51 @@ def test_free_flyer_quaternion_must_be_unit():
     q[6] = 2.0
     with pytest.raises(ValueError, match="quaternion .* must have unit norm; got norm 2"):
         rd.gravity_torques(m, q)
+
+
+# --- a mass matrix that is not positive definite: an error naming the suspect links, never NaN or inf ---
+def _robot(*parts):
+    return '<robot name="r"><link name="base"/>' + "".join(parts) + "</robot>"
+
+
+def _link(name, mass, inertia="0 0 0", com="0 0 0"):
+    ixx, iyy, izz = inertia.split()
+    return (f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/><inertia ixx="{ixx}" '
+            f'iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+
+
+def _joint(name, parent, child, kind="revolute", extra="", xyz="0 0 0"):
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>{extra}</joint>')
+
+
+ARM = _link("upper", 1.0, "0.01 0.01 0.01", "0.3 0 0") + _joint("shoulder", "base", "upper")
+
+
+@pytest.mark.parametrize("xml, links, warned", [
+    # a point mass on the axis of its joint: nothing resists the turn (D = 0)
+    (_robot(ARM, _link("rotor", 0.5), _joint("spin", "upper", "rotor")), "rotor", False),
+    # romeo's body: a negative principal moment about the axis (D < 0)
+    (_robot(ARM, _link("bad", 1.0, "0.1 0.1 -1.0", "0.8 0 0"), _joint("spin", "upper", "bad", xyz="1 0 0")), "bad", True),
+    # the same, coupled through a mimic joint: the reduced system's Cholesky fails
+    (_robot(ARM, _link("rotor", 0.5), _joint("spin", "upper", "rotor"), _link("twin", 0.2),
+            _joint("twin_joint", "upper", "twin", extra='<mimic joint="spin" multiplier="2"/>')), "rotor, twin", False),
+    # a massless floating link: its six coordinates have no inertia at all
+    (_robot(ARM, '<link name="ghost"/><joint name="loose" type="floating"><parent link="upper"/>'
+            '<child link="ghost"/></joint>'), "ghost", False),
+])
+def test_singular_mass_matrix_is_an_error_naming_the_links(xml, links, warned):
+    from robot_dynamics.dynamics import SingularMassMatrixError
+    m = __import__("robot_dynamics").load_urdf(xml)
+    assert bool(m.warnings) == warned
+    q, v, tau = rd.neutral(m), np.zeros(m.nv), np.ones(m.nv)
+    with pytest.raises(SingularMassMatrixError, match=f"not positive definite.*Suspect links .*: {links}"
+                       + (".*the loader warned: link 'bad'" if warned else "")):
+        rd.forward_dynamics(m, q, v, tau)
+    with pytest.raises(SingularMassMatrixError, match=r"\(batch row 0\)"):
+        rd.forward_dynamics(m, np.tile(q, (2, 1)), np.tile(v, (2, 1)), np.tile(tau, (2, 1)), threads=1)
+    # with every coordinate of the singular joint known, hybrid dynamics is well posed
+    known = np.ones(m.nv, bool)
+    known[m.joint_offset[1] + m.joint_index["shoulder"]] = False
+    qdd, t = rd.hybrid_dynamics(m, q, v, known, np.zeros(m.nv), tau)
+    assert np.all(np.isfinite(qdd)) and np.all(np.isfinite(t))

@@ -14,7 +14,7 @@ MIMIC = os.path.join(DATA, "mimic_continuous_fixed.urdf")
 GOOD_INERTIA = (0.01, 0.012, 0.015, 0.0, 0.0, 0.0)
 
 
-def link(name, mass=1.0, inertia=GOOD_INERTIA, com="0 0 0"):
+def link(name, mass=1.0, inertia=GOOD_INERTIA, com="0 0 0"):  # noqa: E302
     """A <link>; mass=None gives one without <inertial>."""
     if mass is None:
         return f'<link name="{name}"/>'
@@ -53,17 +53,18 @@ def yaw(T):
     (robot(link("a"), link("b"), joint("ab", "a", "b"), joint("ba", "b", "a")), "cycle"),
     (robot(*chain(1), link("x"), link("y"), joint("xy", "x", "y"), joint("yx", "y", "x")),
      r"links \['x', 'y'\] are not connected to root 'base'.*cycle"),
-    (robot(*chain(1), link("c"), joint("jc", "ghost", "c")), "joint 'jc' refers to unknown link 'ghost'"),
-    (robot(*chain(1), joint("jc", "l1", "ghost")), "joint 'jc' refers to unknown link 'ghost'"),
-    (robot(*chain(1), link("c"), joint("jz", "l1", "c", axis="0 0 0")), "joint 'jz' has a zero axis"),
-    (robot(link("base"), link("c", mass=-1.0), joint("j", "base", "c")), "link 'c' has negative mass"),
-    (robot(link("base"), link("c", inertia=(-0.5, 0.01, 0.01, 0, 0, 0)), joint("j", "base", "c")),
-     "link 'c' has an inertia with negative eigenvalue"),
-    (robot(*chain(1), link("c"),
-           joint("jm", "l1", "c", extra='<mimic joint="nobody" multiplier="1"/>')),
-     "joint 'jm' mimics unknown joint 'nobody'"),
-    (robot(*chain(1), link("c"), joint("jp", "l1", "c", kind="planar")),
-     "joint 'jp' has type 'planar', which is not supported"),
+    (robot(*chain(1), link("c"), joint("jc", "ghost", "c")), r"joint 'jc' \(line 1\) refers to unknown link 'ghost'"),
+    (robot(*chain(1), joint("jc", "l1", "ghost")), r"joint 'jc' \(line 1\) refers to unknown link 'ghost'"),
+    (robot(*chain(1), link("c"), joint("jz", "l1", "c", axis="0 0 0")), r"joint 'jz' \(line 1\) has a zero axis"),
+    (robot(link("base"), link("c", mass=-1.0), joint("j", "base", "c")), r"link 'c' \(line 1\) has negative mass"),
+    (robot(link("base"), link("c", mass="nan"), joint("j", "base", "c")), r"link 'c' \(line 1\) mass: expected 1 finite"),
+    (robot(link("base"), link("c", inertia=(0.1, "inf", 0.1, 0, 0, 0)), joint("j", "base", "c")),
+     r"link 'c' \(line 1\) inertia iyy: expected 1 finite"),
+    (robot(*chain(1), link("c"), joint("js", "l1", "c", kind="spherical")), r"joint 'js' \(line 1\) has unknown type 'spherical'"),
+    (robot(*chain(1), link("l1")), r"link 'l1' \(line 1\) is defined twice"),
+    (robot(*chain(1), link("c"), joint("j1", "l1", "c")), r"joint 'j1' \(line 1\) is defined twice"),
+    (robot(*chain(2), link("c"), joint("jm", "l2", "c", extra='<mimic joint="jn"/>'), link("d"),
+           joint("jn", "l2", "d", extra='<mimic joint="jm"/>')), "mimic joints form a cycle"),
 ])
 def test_errors(xml, match):
     with pytest.raises(URDFError, match=match):
@@ -92,12 +93,6 @@ def test_non_numeric_joint_attribute(extra, attr):
         load_urdf(xml)
 
 
-def test_small_inertia_with_negative_eigenvalue():
-    xml = robot(link("base"), link("c", inertia=(1e-6, 1e-6, 1e-6, 1.5e-6, 0, 0)), joint("j", "base", "c"))
-    with pytest.raises(URDFError, match="link 'c' has an inertia with negative eigenvalue"):
-        load_urdf(xml)
-
-
 def test_tip_not_below_root():
     xml = robot(*chain(2), link("side"), joint("js", "base", "side"))
     with pytest.raises(URDFError, match="tip link 'side' is not below root link 'l1'"):
@@ -109,24 +104,137 @@ def test_urdferror_is_valueerror():
 
 
 # --- warnings -------------------------------------------------------------------------------
-@pytest.mark.parametrize("inertia", [
-    (1e-6, 1e-6, 0.0, 0.0, 0.0, 0.0),        # tiny and singular
-    (0.01, 0.01, 0.1, 0.0, 0.0, 0.0),        # Ixx + Iyy < Izz
+@pytest.mark.parametrize("mass, inertia, problem", [
+    (1.0, (-0.5, 0.01, 0.01, 0.0, 0.0, 0.0), "negative principal moment -0.5"),
+    (1e-6, (1e-6, 1e-6, 1e-6, 1.5e-6, 0.0, 0.0), "negative principal moment -5e-07"),   # tiago's antenna
+    (1.0, (0.01, 0.01, 0.1, 0.0, 0.0, 0.0), "triangle inequality"),                  # Ixx + Iyy < Izz
+    (0.0, (0.01, 0.01, 0.01, 0.0, 0.0, 0.0), "zero mass with a non-zero inertia"),
 ])
-def test_suspicious_inertia_warns(inertia, caplog, capsys):
-    xml = robot(link("base"), link("odd_link", inertia=inertia), joint("j", "base", "odd_link"))
+def test_suspicious_inertia_loads_with_a_warning_and_strict_refuses(mass, inertia, problem, caplog, capsys):
+    xml = robot(link("base"), link("odd_link", mass=mass, inertia=inertia), joint("j", "base", "odd_link"))
     with caplog.at_level(logging.WARNING, logger="robot_dynamics.urdf"):
         model = load_urdf(xml)
     assert model.body_names == ["odd_link"]
-    warnings = [r for r in caplog.records if r.name == "robot_dynamics.urdf" and r.levelno == logging.WARNING]
-    assert len(warnings) == 1 and "odd_link" in warnings[0].getMessage()
+    warnings = [r.getMessage() for r in caplog.records if r.name == "robot_dynamics.urdf"]
+    assert len(warnings) == 1 and "link 'odd_link' (line 1)" in warnings[0] and problem in warnings[0]
+    assert model.warnings == [warnings[0].replace("; loaded as given", "")]
     assert capsys.readouterr().out == ""
+    with pytest.raises(URDFError, match=f"strict loading refused.*odd_link.*{problem}"):
+        load_urdf(xml, strict=True)
+
+
+def test_rounding_noise_in_a_zero_inertia_is_not_negative(caplog):
+    """iCub: ixz = 1.35525e-20 and every other entry 0 (eigenvalue -1.36e-20): a zero inertia."""
+    xml = robot(link("base"), link("c", mass=0.5, inertia=(0.0, 0.0, 0.0, 0.0, 1.35525e-20, 0.0)), joint("j", "base", "c"))
+    with caplog.at_level(logging.WARNING, logger="robot_dynamics.urdf"):
+        model = load_urdf(xml, strict=True)
+    assert not caplog.records and model.warnings == []
 
 
 def test_valid_inertia_does_not_warn(caplog):
     with caplog.at_level(logging.WARNING, logger="robot_dynamics.urdf"):
-        load_urdf(robot(*chain(2)))
-    assert not caplog.records
+        model = load_urdf(robot(*chain(2)), strict=True)
+    assert not caplog.records and model.warnings == []
+
+
+def test_lower_limit_above_upper_means_unbounded(caplog):
+    """Bullet's way of writing 'no limit': limits do not change dynamics; warned, unbounded."""
+    xml = robot(link("base"), link("c"), '<joint name="j" type="revolute"><parent link="base"/><child link="c"/>'
+                '<axis xyz="0 0 1"/><limit lower="1" upper="-1" effort="1" velocity="1"/></joint>')
+    with caplog.at_level(logging.WARNING, logger="robot_dynamics.urdf"):
+        model = load_urdf(xml)
+    assert model.lower_limits[0] == -math.inf and model.upper_limits[0] == math.inf
+    assert "joint 'j' (line 1) has lower limit 1.0 above upper limit -1.0" in model.warnings[0]
+    with pytest.raises(URDFError, match="lower limit 1.0 above upper"):
+        load_urdf(xml, strict=True)
+
+
+def test_mimic_of_a_joint_the_model_lacks_is_an_independent_joint():
+    """urdfdom and Pinocchio load it; the mimic is ignored, with a warning."""
+    xml = robot(*chain(1), link("c"), joint("jm", "l1", "c", extra='<mimic joint="nobody" multiplier="2"/>'))
+    model = load_urdf(xml)
+    assert model.joint_names == ["j1", "jm"] and not model.has_mimic
+    assert "joint 'jm' (line 1) mimics joint 'nobody', which does not exist" in model.warnings[0]
+    cut = load_urdf(robot(*chain(2), link("c"), joint("jm", "l1", "c", extra='<mimic joint="j2"/>')), tip="c")
+    assert cut.joint_names == ["j1", "jm"] and "which this model does not move" in cut.warnings[0]
+
+
+def test_a_chain_of_mimics_follows_the_first_leader():
+    xml = robot(*chain(1), link("c"), link("d"),
+                joint("jm", "l1", "c", xyz="0 0 0", extra='<mimic joint="j1" multiplier="2" offset="0.1"/>'),
+                joint("jn", "c", "d", xyz="0 0 0", extra='<mimic joint="jm" multiplier="-3" offset="0.2"/>'))
+    model = load_urdf(xml)
+    assert model.joint_names == ["j1"] and model.nv == 1
+    q = np.array([0.25])
+    total = yaw(rd.frame_placement(model, q, "d"))      # j1 + jm + jn about parallel axes
+    jm = 2 * 0.25 + 0.1
+    assert total == pytest.approx(0.25 + jm + (-3 * jm + 0.2), abs=1e-12)
+
+
+# --- what urdfdom's parser accepts -----------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    '\n  \t<?xml version="1.0"?>\n' + robot(*chain(2)),                # whitespace before the declaration
+    '<?xml version="0.0"?>' + robot(*chain(2)),                          # minitaur's declaration
+    '\ufeff<?xml version="1.0" encoding="UTF-8"?>' + robot(*chain(2)),   # a byte-order mark
+    robot(*chain(2)) + "\n\x00",                                          # a C string's end
+    robot(*chain(1), link("l2"), '<joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/>'
+          '<origin xyz="0 0 0.1"/><axis xyz="0 0 1"/><limit drake:acceleration="2.5" lower="-1" upper="1" '
+          'effort="10" velocity="2"/></joint><drake:collision_filter_group name="g"><drake:member link="l1"/>'
+          '</drake:collision_filter_group>'),                              # undeclared namespace prefixes
+])
+def test_xml_that_urdfdom_accepts(text):
+    model = load_urdf(text)
+    reference = load_urdf(robot(*chain(2)))
+    assert model.joint_names == reference.joint_names == ["j1", "j2"]
+    np.testing.assert_array_equal(model.inertia, reference.inertia)
+    np.testing.assert_allclose(model.tree_translation, reference.tree_translation)
+
+
+def test_xml_error_names_the_line():
+    with pytest.raises(URDFError, match="not valid XML: mismatched tag at line 3"):
+        load_urdf('<robot name="x">\n<link name="a">\n</robot>')
+
+
+# --- names -------------------------------------------------------------------------------------------
+def test_a_link_and_a_joint_may_share_a_name():
+    """unitree z1, anymal_c, so100, minitaur: <link name="gripper"> and <joint name="gripper">. A
+    link's name names the link's frame; the joint's frame is `joint:<name>`; nothing is overwritten."""
+    xml = robot(link("base"), link("upper"), link("gripper"), link("motor", mass=0.5),
+                joint("upper", "base", "upper", xyz="0 0 0.1"),        # the joint names another link
+                joint("gripper", "upper", "gripper", xyz="0.3 0 0"),   # and its own child
+                joint("motor", "upper", "motor", kind="fixed", axis=None, xyz="0 0.06 0"))
+    for root in (None, "base"):
+        model = load_urdf(xml, root=root)
+        q = np.array([0.4, -0.3])
+        place = lambda f: rd.frame_placement(model, q, f)  # noqa: E731
+        np.testing.assert_allclose(place("upper")[:3, 3], [0, 0, 0.1], atol=1e-12)
+        np.testing.assert_allclose(place("joint:upper"), place("upper"), atol=1e-12)   # a joint's frame is its child's
+        np.testing.assert_allclose(place("motor")[:3, 3], place("upper")[:3, :3] @ [0, 0.06, 0] + [0, 0, 0.1], atol=1e-12)
+        np.testing.assert_allclose(place("joint:motor"), place("motor"), atol=1e-12)
+        assert {"base", "upper", "gripper", "motor", "joint:upper", "joint:gripper", "joint:motor"} <= set(model.frame_names)
+        assert model.joint_names == ["upper", "gripper"]
+
+
+def test_frame_names_of_joints_without_collisions_stay_plain():
+    model = load_urdf(robot(*chain(2)))
+    assert model.frame_names == ["base", "l1", "l2", "j1", "j2"]
+    assert model.frame("joint:j2") is model.frame("j2")
+    with pytest.raises(KeyError, match="unknown frame 'joint:nope'"):
+        model.frame("joint:nope")
+
+
+def test_a_robot_without_moving_joints_loads_empty():
+    """hector's quadrotor_base, iris_simple: one rigid body. Fixed: nothing moves (empty results,
+    with a warning); on a free flyer: a rigid body's dynamics."""
+    xml = robot(link("body", mass=2.0), link("prop", mass=0.5), joint("weld", "body", "prop", kind="fixed", axis=None))
+    model = load_urdf(xml)
+    assert model.nq == model.nv == 0 and "no moving joint" in model.warnings[0]
+    assert rd.gravity_torques(model, np.zeros(0)).shape == (0,) and rd.mass_matrix(model, np.zeros(0)).shape == (0, 0)
+    free = load_urdf(xml, floating_base=True)
+    q = rd.neutral(free)
+    M = rd.mass_matrix(free, q)
+    np.testing.assert_allclose(np.diag(M)[:3], 2.5)
+    np.testing.assert_allclose(rd.forward_dynamics(free, q, np.zeros(6), np.zeros(6)), [0, 0, -9.81, 0, 0, 0], atol=1e-12)
 
 
 # --- features -------------------------------------------------------------------------------
@@ -192,7 +300,35 @@ def test_floating_base_sizes():
     model = load_urdf(robot(*chain(n)), floating_base=True)
     assert model.nq == 7 + n and model.nv == 6 + n and model.floating_base
     assert model.joint_type[0] == 2 and model.body_names[0] == "base"
-    assert model.joint_names == ["j1", "j2", "j3"]
+    assert model.joint_names == ["j1", "j2", "j3"] and model.joint_offset == (7, 6)
+    assert model.root_joint.name == "root_joint" and model.root_joint.kind == "floating"
+
+
+def test_floating_base_is_a_floating_root_joint():
+    """load_urdf(floating_base=True) and a URDF `floating` joint from a world link build the same model."""
+    flying = robot(link("world", mass=None), '<joint name="root_joint" type="floating"><parent link="world"/>'
+                   '<child link="base"/></joint>', *chain(2))
+    a, b = load_urdf(flying), load_urdf(robot(*chain(2)), floating_base=True)
+    assert a.joints == b.joints and a.nq == b.nq == 9
+    np.testing.assert_array_equal(a.packed, b.packed)
+
+
+def test_planar_joint_moves_in_the_plane_normal_to_its_axis():
+    """URDF planar: translation in the plane normal to `axis`, rotation about it; q = [x y theta]
+    along the joint frame's in-plane axes (x, y for axis z)."""
+    axis = np.array([1.0, 2.0, 2.0]) / 3
+    model = load_urdf(robot(link("base"), link("c"), joint("p", "base", "c", kind="planar", axis="1 2 2", xyz="0.1 0.2 0.3")))
+    assert model.joints[0].kind == "planar" and (model.nq, model.nv) == (3, 3) and model.joint_names == []
+    H0 = rd.frame_placement(model, rd.neutral(model), "c")
+    for x, y, th in np.random.default_rng(2).uniform(-2, 2, (10, 3)):
+        H = rd.frame_placement(model, np.array([x, y, th]), "c")
+        d = H[:3, 3] - H0[:3, 3]
+        assert abs(d @ axis) < 1e-12 and np.linalg.norm(d) == pytest.approx(math.hypot(x, y), abs=1e-12)
+        R = H0[:3, :3].T @ H[:3, :3]
+        np.testing.assert_allclose(R @ axis, axis, atol=1e-12)
+        assert math.acos(np.clip((np.trace(R) - 1) / 2, -1, 1)) == pytest.approx(abs(math.remainder(th, 2 * math.pi)), abs=1e-9)
+    z = load_urdf(robot(link("base"), link("c"), joint("p", "base", "c", kind="planar", xyz="0.1 0.2 0.3")))
+    np.testing.assert_allclose(rd.frame_placement(z, np.array([0.5, -0.2, 0.3]), "c")[:3, 3], [0.6, 0.0, 0.3], atol=1e-12)
 
 
 def test_root_takes_subtree_and_tip_takes_chain():

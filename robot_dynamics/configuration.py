@@ -1,0 +1,178 @@
+"""The configuration space: neutral, integrate, difference, random_configuration (Pinocchio's names).
+
+q holds an angle per revolute or continuous joint and a displacement per prismatic one,
+[x y theta] per planar joint and [x y z qx qy qz qw] per floating joint; v holds [vx vy omega]
+(planar) and [linear; angular] (floating) in the joint's child frame. q is not a vector space
+there, so `integrate` moves along the exponential of SE(2) and SE(3) and `difference` takes their
+logarithm (Lynch and Park, Modern Robotics, ch. 3), as Pinocchio does; one-coordinate joints add
+and subtract (a continuous joint's difference is the shortest turn, in [-pi, pi)). Every function
+takes one configuration (1-D) or a batch (2-D, a row each).
+"""
+import numpy as np
+
+SMALL = 1e-6     # below this angle the series of sin(t)/t and its kin replace the closed forms
+
+
+def _check(model, x, n, name):
+    x = np.asarray(x, dtype=float)
+    if x.ndim not in (1, 2) or x.shape[-1] != n:
+        raise ValueError(f"{name} must have shape ({n},) or (N, {n}), got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return x
+
+
+def neutral(model):
+    """The zero configuration: every joint at 0, floating joints at the origin, unrotated."""
+    q = np.zeros(model.nq)
+    for j in model.joints:
+        if j.kind == "floating":
+            q[j.idx_q + 6] = 1.0
+    return q
+
+
+def integrate(model, q, v):
+    """q (+) v: the configuration reached from q by moving with velocity v for unit time.
+    Quaternions stay unit."""
+    q, v = _check(model, q, model.nq, "q"), _check(model, v, model.nv, "v")
+    out = np.array(np.broadcast_to(q, np.broadcast_shapes(q.shape[:-1], v.shape[:-1]) + (model.nq,)))
+    for j in model.joints:
+        qj, vj = q[..., j.idx_q:j.idx_q + j.nq], v[..., j.idx_v:j.idx_v + j.nv]
+        if j.kind == "floating":
+            out[..., j.idx_q:j.idx_q + 7] = _se3_integrate(qj, vj)
+        elif j.kind == "planar":
+            out[..., j.idx_q:j.idx_q + 3] = _se2_integrate(qj, vj)
+        else:
+            out[..., j.idx_q] = qj[..., 0] + vj[..., 0]
+    return out
+
+
+def difference(model, q0, q1):
+    """The velocity v that `integrate` turns q0 into q1 with: q1 = q0 (+) v."""
+    q0, q1 = _check(model, q0, model.nq, "q0"), _check(model, q1, model.nq, "q1")
+    out = np.zeros(np.broadcast_shapes(q0.shape[:-1], q1.shape[:-1]) + (model.nv,))
+    for j in model.joints:
+        a, b = q0[..., j.idx_q:j.idx_q + j.nq], q1[..., j.idx_q:j.idx_q + j.nq]
+        if j.kind == "floating":
+            out[..., j.idx_v:j.idx_v + 6] = _se3_difference(a, b)
+        elif j.kind == "planar":
+            out[..., j.idx_v:j.idx_v + 3] = _se2_difference(a, b)
+        elif j.kind == "continuous":
+            out[..., j.idx_v] = _wrap(b[..., 0] - a[..., 0])
+        else:
+            out[..., j.idx_v] = b[..., 0] - a[..., 0]
+    return out
+
+
+def random_configuration(model, rng=None, n=None):
+    """A configuration drawn uniformly: one-coordinate joints within their limits (unbounded
+    ones in [-pi, pi]), planar and floating joints at x, y (, z) in [-1, 1] with a uniform
+    rotation. n: a batch of n configurations."""
+    rng = np.random.default_rng(rng)
+    shape = () if n is None else (n,)
+    q = np.zeros(shape + (model.nq,))
+    for j in model.joints:
+        if j.kind == "floating":
+            quat = rng.normal(size=shape + (4,))
+            q[..., j.idx_q:j.idx_q + 3] = rng.uniform(-1.0, 1.0, shape + (3,))
+            q[..., j.idx_q + 3:j.idx_q + 7] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
+        elif j.kind == "planar":
+            q[..., j.idx_q:j.idx_q + 2] = rng.uniform(-1.0, 1.0, shape + (2,))
+            q[..., j.idx_q + 2] = rng.uniform(-np.pi, np.pi, shape)
+        else:
+            k = model.joint_index[j.name]
+            lo, hi = model.lower_limits[k], model.upper_limits[k]
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                lo, hi = -np.pi, np.pi
+            q[..., j.idx_q] = rng.uniform(lo, hi, shape)
+    return q
+
+
+# --- SE(2) and SE(3) ---------------------------------------------------------------------------
+def _wrap(angle):
+    return (angle + np.pi) % (2 * np.pi) - np.pi
+
+
+def _sinc_terms(t):
+    """sin(t)/t and (1 - cos t)/t for the SE(2) exponential, with their series near 0."""
+    small = np.abs(t) < SMALL
+    ts = np.where(small, 1.0, t)
+    a = np.where(small, 1.0 - t * t / 6.0, np.sin(ts) / ts)
+    b = np.where(small, t / 2.0 - t ** 3 / 24.0, (1.0 - np.cos(ts)) / ts)
+    return a, b
+
+
+def _se2_integrate(q, v):
+    x, y, th = q[..., 0], q[..., 1], q[..., 2]
+    vx, vy, w = v[..., 0], v[..., 1], v[..., 2]
+    a, b = _sinc_terms(w)
+    dx, dy = a * vx - b * vy, b * vx + a * vy        # the motion in the start frame
+    c, s = np.cos(th), np.sin(th)
+    return np.stack((x + c * dx - s * dy, y + s * dx + c * dy, th + w), axis=-1)
+
+
+def _se2_difference(q0, q1):
+    c, s = np.cos(q0[..., 2]), np.sin(q0[..., 2])
+    ex, ey = q1[..., 0] - q0[..., 0], q1[..., 1] - q0[..., 1]
+    dx, dy = c * ex + s * ey, -s * ex + c * ey      # q1's origin in q0's frame
+    w = _wrap(q1[..., 2] - q0[..., 2])
+    a, b = _sinc_terms(w)
+    det = a * a + b * b                               # inverse of [[a, -b], [b, a]]
+    return np.stack(((a * dx + b * dy) / det, (-b * dx + a * dy) / det, w), axis=-1)
+
+
+def _quat_multiply(p, q):
+    pv, pw, qv, qw = p[..., :3], p[..., 3:], q[..., :3], q[..., 3:]
+    return np.concatenate((pw * qv + qw * pv + np.cross(pv, qv), pw * qw - np.sum(pv * qv, -1, keepdims=True)), -1)
+
+
+def _quat_matrix(q):
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.stack((np.stack((1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)), -1),
+                     np.stack((2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)), -1),
+                     np.stack((2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)), -1)), -2)
+
+
+def _se3_terms(w):
+    """theta = |w| and the coefficients of V = 1 + b [w] + c [w]^2, the SE(3) exponential's
+    left Jacobian of SO(3): b = (1 - cos t)/t^2, c = (t - sin t)/t^3."""
+    t = np.linalg.norm(w, axis=-1)
+    small = t < SMALL
+    ts = np.where(small, 1.0, t)
+    b = np.where(small, 0.5 - t * t / 24.0, (1.0 - np.cos(ts)) / ts ** 2)
+    c = np.where(small, 1.0 / 6.0 - t * t / 120.0, (ts - np.sin(ts)) / ts ** 3)
+    return t, small, b, c
+
+
+def _times_v(w, b, c, x):
+    """V x = x + b w x x + c w x (w x x)."""
+    wx = np.cross(w, x)
+    return x + b[..., None] * wx + c[..., None] * np.cross(w, wx)
+
+
+def _se3_integrate(q, v):
+    p, quat, lin, w = q[..., :3], q[..., 3:7], v[..., :3], v[..., 3:]
+    t, small, b, c = _se3_terms(w)
+    half = np.where(small, 0.5 - t * t / 48.0, np.sin(t / 2) / np.where(small, 1.0, t))
+    dq = np.concatenate((half[..., None] * w, np.cos(t / 2)[..., None]), -1)
+    new = _quat_multiply(quat, dq)
+    new /= np.linalg.norm(new, axis=-1, keepdims=True)
+    move = np.einsum("...ij,...j->...i", _quat_matrix(quat), _times_v(w, b, c, lin))
+    return np.concatenate((p + move, new), -1)
+
+
+def _se3_difference(q0, q1):
+    conj = q0[..., 3:7] * np.array([-1.0, -1.0, -1.0, 1.0])
+    rel = _quat_multiply(conj, q1[..., 3:7])
+    rel = np.where(rel[..., 3:] < 0, -rel, rel)       # the shorter way round
+    vec, norm = rel[..., :3], np.linalg.norm(rel[..., :3], axis=-1)
+    t = 2.0 * np.arctan2(norm, rel[..., 3])
+    w = vec * np.where(norm < SMALL, 2.0 / rel[..., 3], t / np.where(norm < SMALL, 1.0, norm))[..., None]
+    p = np.einsum("...ji,...j->...i", _quat_matrix(q0[..., 3:7]), q1[..., :3] - q0[..., :3])
+    t, small, b, c = _se3_terms(w)
+    # V^-1 = 1 - [w]/2 + d [w]^2, d = (1 - t sin t / (2 (1 - cos t))) / t^2
+    ts = np.where(small, 1.0, t)
+    d = np.where(small, 1.0 / 12.0 + t * t / 720.0, (1.0 - ts * np.sin(ts) / (2.0 * (1.0 - np.cos(ts)))) / ts ** 2)
+    wp = np.cross(w, p)
+    lin = p - 0.5 * wp + d[..., None] * np.cross(w, wp)
+    return np.concatenate((lin, w), -1)

@@ -1,0 +1,102 @@
+"""The configuration-space helpers (neutral, integrate, difference, random_configuration) against
+Pinocchio's, on models with floating and planar joints at the root and mid-tree, mimic and
+continuous joints."""
+import numpy as np
+import pytest
+
+from oracle import Pair, pin
+from robot_dynamics import dynamics as rd
+
+ROBOTS = [("planar_base_arm", False), ("floating_object_arm", False), ("mimic", True), ("talos", True)]
+
+
+@pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: r[0] + ("-freeflyer" if r[1] else ""))
+def pair(request):
+    return Pair(*request.param)
+
+
+def same_configuration(pair, pin_a, pin_b, leaders_only=False):
+    """Pinocchio configurations equal up to the sign of each quaternion (leaders_only: not
+    comparing mimic joints, whose offset Pinocchio's neutral does not know)."""
+    a, b = np.array(pin_a, float), np.array(pin_b, float)
+    for body, (_, n, where, kind) in enumerate(pair.q_parts):
+        if kind == "floating" and a[where + 3:where + 7] @ b[where + 3:where + 7] < 0:
+            b[where + 3:where + 7] *= -1
+        if leaders_only and pair.model.body_joint_names[body] not in pair.model.joint_by_name:
+            a[where:where + n + (kind in ("continuous", "planar"))] = b[where:where + n + (kind in ("continuous", "planar"))]
+    return np.allclose(a, b, rtol=0, atol=1e-12)
+
+
+def test_neutral(pair):
+    assert same_configuration(pair, pair.pin_q(rd.neutral(pair.model)), pin.neutral(pair.pin), leaders_only=True)
+
+
+def test_integrate_and_difference_against_pinocchio(pair):
+    m, rng = pair.model, np.random.default_rng(11)
+    for _ in range(50):
+        q0, q1 = rd.random_configuration(m, rng), rd.random_configuration(m, rng)
+        v = rng.uniform(-2, 2, m.nv)
+        assert same_configuration(pair, pair.pin_q(rd.integrate(m, q0, v)),
+                                  pin.integrate(pair.pin, pair.pin_q(q0), pair.pin_v(v)))
+        if pair.permutation:       # with mimic joints Pinocchio's difference has coordinates we lack
+            np.testing.assert_allclose(rd.difference(m, q0, q1),
+                                       pair.ours_v(pin.difference(pair.pin, pair.pin_q(q0), pair.pin_q(q1))),
+                                       rtol=0, atol=1e-9)
+
+
+def test_round_trips(pair):
+    m, rng = pair.model, np.random.default_rng(12)
+    for _ in range(50):
+        q0, q1 = rd.random_configuration(m, rng), rd.random_configuration(m, rng)
+        v = rng.uniform(-1, 1, m.nv)           # turns below pi: the logarithm is unique
+        np.testing.assert_allclose(rd.difference(m, q0, rd.integrate(m, q0, v)), v, rtol=0, atol=1e-9)
+        back = rd.integrate(m, q0, rd.difference(m, q0, q1))
+        assert same_configuration(pair, pair.pin_q(back), pair.pin_q(q1))
+        np.testing.assert_allclose(rd.difference(m, q1, q1), 0.0, atol=1e-12)
+
+
+def test_quaternions_stay_unit(pair):
+    m, rng = pair.model, np.random.default_rng(13)
+    q = rd.random_configuration(m, rng)
+    for _ in range(200):
+        q = rd.integrate(m, q, rng.uniform(-3, 3, m.nv))
+    for j in m.joints:
+        if j.kind == "floating":
+            assert abs(np.linalg.norm(q[j.idx_q + 3:j.idx_q + 7]) - 1.0) < 1e-14
+    rd.gravity_torques(m, q)            # the kernels accept it
+
+
+def test_batches(pair):
+    m, rng = pair.model, np.random.default_rng(14)
+    Q0, Q1 = rd.random_configuration(m, rng, n=5), rd.random_configuration(m, rng, n=5)
+    V = rng.normal(size=(5, m.nv))
+    for k in range(5):
+        np.testing.assert_array_equal(rd.integrate(m, Q0, V)[k], rd.integrate(m, Q0[k], V[k]))
+        np.testing.assert_array_equal(rd.difference(m, Q0, Q1)[k], rd.difference(m, Q0[k], Q1[k]))
+    assert rd.integrate(m, Q0[0], V).shape == (5, m.nq)       # one q, many v
+
+
+def test_random_configuration_within_limits(pair):
+    m = pair.model
+    Q = rd.random_configuration(m, np.random.default_rng(15), n=2000)
+    joints = Q[:, m.joint_offset[0]:]
+    bounded = np.isfinite(m.lower_limits) & np.isfinite(m.upper_limits)
+    lo, hi = np.where(bounded, m.lower_limits, -np.pi), np.where(bounded, m.upper_limits, np.pi)
+    assert np.all(joints >= lo) and np.all(joints <= hi)
+    assert np.all(joints.min(0) < lo + 0.05 * (hi - lo)) and np.all(joints.max(0) > hi - 0.05 * (hi - lo))
+    for j in m.joints:
+        if j.kind == "floating":
+            np.testing.assert_allclose(np.linalg.norm(Q[:, j.idx_q + 3:j.idx_q + 7], axis=1), 1.0, atol=1e-14)
+            assert np.all(np.abs(Q[:, j.idx_q:j.idx_q + 3]) <= 1.0)
+        elif j.kind == "planar":
+            assert np.all(np.abs(Q[:, j.idx_q + 2]) <= np.pi)
+    a, b = rd.random_configuration(m, 7), rd.random_configuration(m, 7)
+    np.testing.assert_array_equal(a, b)        # a seed gives the same configuration
+
+
+def test_bad_input_is_named():
+    m = Pair("planar_base_arm").model
+    with pytest.raises(ValueError, match=r"v must have shape \(6,\) or \(N, 6\)"):
+        rd.integrate(m, rd.neutral(m), np.zeros(5))
+    with pytest.raises(ValueError, match="q1 contains NaN"):
+        rd.difference(m, rd.neutral(m), np.full(m.nq, np.nan))
