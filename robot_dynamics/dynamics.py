@@ -9,6 +9,11 @@ import numba
 import numpy as np
 
 from . import kernels as K
+from .kernels import coriolis as _coriolis
+from .kernels import crba as _crba
+from .kernels import hybrid as _hybrid
+from .kernels import jacobian as _jacobian
+from .kernels import rnea as _rnea
 from .layout import AXES
 from .configuration import difference, integrate, neutral, random_configuration  # noqa: F401
 from .model import REFERENCES
@@ -119,32 +124,43 @@ class _Direct:
         return status
 
 
-_RNEA, _CRBA, _CORIOLIS, _HYBRID, _JACOBIAN = (_Direct(k) for k in (K.rnea, K.crba, K.coriolis, K.hybrid, K.frame_jacobian))
+#: each algorithm's kernel module and its entry point
+KERNELS = {"rnea": (_rnea, _rnea.rnea), "crba": (_crba, _crba.crba), "coriolis": (_coriolis, _coriolis.coriolis),
+           "hybrid": (_hybrid, _hybrid.hybrid), "frame_jacobian": (_jacobian, _jacobian.frame_jacobian)}
+_RNEA, _CRBA, _CORIOLIS, _HYBRID, _JACOBIAN = (_Direct(KERNELS[k][1]) for k in KERNELS)
 
 
-class _Scratch:
-    """Per-model buffers for single-state calls (kernels hold the GIL: no two run at once)."""
+class Workspace:
+    """A model's buffers for single-state calls: each algorithm's kernel workspace (a row per
+    body), zero vectors, the Jacobian and placement of `frame_placement` and `frame_jacobian`,
+    and frame specs. One per model, made on first use (`workspace`) and kept in
+    `model.workspace`; the kernels hold the GIL, so no two single-state calls use it at once."""
 
     def __init__(self, model):
-        self.work = K.workspace(model.packed)
+        packed = model.packed
+        self.rnea = K.workspace(packed, _rnea.WIDTH, False)
+        self.crba = K.workspace(packed, _crba.WIDTH, False)
+        self.coriolis = K.workspace(packed, _coriolis.WIDTH, False)
+        self.hybrid = K.workspace(packed, _hybrid.WIDTH, True)
+        self.frame_jacobian = K.workspace(packed, _jacobian.WIDTH, False)
         self.zero = np.zeros(model.nv)                  # read only
         self.nothing_known = np.zeros(model.nv, bool)   # read only
         self.J, self.H = np.empty((6, model.nv)), np.empty((4, 4))
         self.specs = {}                                 # (frame, reference) -> spec row
 
 
-def _scratch(model):
-    """The model's _Scratch, made on first use. The fast paths write `model._scratch or
-    _scratch(model)`: the call alone is ~50 ns of a ~1 us single call (measured)."""
-    if model._scratch is None:
-        model._scratch = _Scratch(model)
-    return model._scratch
+def workspace(model):
+    """The model's Workspace, made on first use. The fast paths write `model.workspace or
+    workspace(model)`: the call alone is ~50 ns of a ~1 us single call (measured)."""
+    if model.workspace is None:
+        model.workspace = Workspace(model)
+    return model.workspace
 
 
 # --- frames and wrenches --------------------------------------------------------------------
 def _frame_spec(model, frame, reference):
     key = (frame, reference)
-    specs = _scratch(model).specs
+    specs = workspace(model).specs
     if key not in specs:
         if reference not in _REF_CODE:
             raise ValueError(f"reference must be one of {', '.join(REFERENCES)}, got {reference!r}")
@@ -177,12 +193,13 @@ def _threads(batch, threads):
 
 
 def _batch(name, model, n, threads, *args):
-    """Run kernel `name` over n states: K.<name>_rows on one thread, else K.<name>_batch."""
+    """Run kernel `name` over n states: <name>_rows on one thread, else <name>_batch."""
+    module = KERNELS[name][0]
     nthreads = _threads(n, threads)
     if nthreads > 1:
-        return getattr(K, name + "_batch")(model.packed, *args, nthreads)
+        return getattr(module, name + "_batch")(model.packed, *args, nthreads)
     status = np.zeros(n, np.int64)
-    getattr(K, name + "_rows")(model.packed, *args, status, 0, n, _scratch(model).work)
+    getattr(module, name + "_rows")(model.packed, *args, status, 0, n, getattr(workspace(model), name))
     return status
 
 
@@ -193,7 +210,7 @@ def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None):
     or to (wrench, reference) with reference world / local / local_world_aligned."""
     if not external_wrenches and _plain_state(model, q, v, a):
         tau = np.empty(model.nv)
-        if not _RNEA.run(model.packed, q, v, a, _NO_EXT, tau, (model._scratch or _scratch(model)).work):
+        if not _RNEA.run(model.packed, q, v, a, _NO_EXT, tau, (model.workspace or workspace(model)).rnea):
             return tau
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
@@ -202,7 +219,7 @@ def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None):
     ext = _external(model, external_wrenches, n)
     tau = np.empty(q.shape[:-1] + (model.nv,))
     status = _batch("rnea", model, n, threads, q, v, a, ext, tau) if n \
-        else K.rnea(model.packed, q, v, a, ext, tau, _scratch(model).work)
+        else _rnea.rnea(model.packed, q, v, a, ext, tau, workspace(model).rnea)
     _raise_status(model, status, dict(q=q, v=v, a=a, external_wrenches=ext[..., K.F_WRENCH:]))
     return tau
 
@@ -210,9 +227,9 @@ def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None):
 def gravity_torques(model, q, threads=None):
     """g(q): the torques that hold the robot still against gravity."""
     if _plain(q, model.nq):
-        s = model._scratch or _scratch(model)
+        s = model.workspace or workspace(model)
         tau = np.empty(model.nv)
-        if not _RNEA.run(model.packed, q, s.zero, s.zero, _NO_EXT, tau, s.work):
+        if not _RNEA.run(model.packed, q, s.zero, s.zero, _NO_EXT, tau, s.rnea):
             return tau
     q = np.asarray(q, dtype=np.float64)
     zero = np.zeros(q.shape[:-1] + (model.nv,))
@@ -222,7 +239,7 @@ def gravity_torques(model, q, threads=None):
 def bias_forces(model, q, v, threads=None):
     """C(q, v) v + g(q)."""
     if _plain(v, model.nv):
-        return inverse_dynamics(model, q, v, _scratch(model).zero)
+        return inverse_dynamics(model, q, v, workspace(model).zero)
     v = np.asarray(v, dtype=np.float64)
     return inverse_dynamics(model, q, v, np.zeros(v.shape), threads=threads)
 
@@ -231,13 +248,13 @@ def mass_matrix(model, q, threads=None):
     """M(q), joint-space inertia with armature on the diagonal (CRBA)."""
     if _plain(q, model.nq):
         M = np.empty((model.nv, model.nv))
-        if not _CRBA.run(model.packed, q, M, (model._scratch or _scratch(model)).work):
+        if not _CRBA.run(model.packed, q, M, (model.workspace or workspace(model)).crba):
             return M
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
     M = np.empty(q.shape[:-1] + (model.nv, model.nv))
     status = _batch("crba", model, n, threads, q, M) if n \
-        else K.crba(model.packed, q, M, _scratch(model).work)
+        else _crba.crba(model.packed, q, M, workspace(model).crba)
     _raise_status(model, status, dict(q=q))
     return M
 
@@ -246,14 +263,14 @@ def coriolis_matrix(model, q, v, threads=None):
     """C(q, v) with C v the Coriolis and centrifugal torques and Mdot - 2C skew-symmetric."""
     if _plain(q, model.nq) and _plain(v, model.nv):
         C = np.empty((model.nv, model.nv))
-        if not _CORIOLIS.run(model.packed, q, v, C, (model._scratch or _scratch(model)).work):
+        if not _CORIOLIS.run(model.packed, q, v, C, (model.workspace or workspace(model)).coriolis):
             return C
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
     v = _vector(v, model.nv, "v", n)
     C = np.empty(q.shape[:-1] + (model.nv, model.nv))
     status = _batch("coriolis", model, n, threads, q, v, C) if n \
-        else K.coriolis(model.packed, q, v, C, _scratch(model).work)
+        else _coriolis.coriolis(model.packed, q, v, C, workspace(model).coriolis)
     _raise_status(model, status, dict(q=q, v=v))
     return C
 
@@ -261,10 +278,10 @@ def coriolis_matrix(model, q, v, threads=None):
 def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None):
     """qdd = M^-1 (tau + sum J^T f_ext - C v - g), by the articulated-body algorithm (models with
     mimic joints, whose coordinates are coupled: RNEA, CRBA and a Cholesky solve)."""
-    s = model._scratch or _scratch(model)
+    s = model.workspace or workspace(model)
     if not external_wrenches and _plain_state(model, q, v, tau):
         qdd = np.empty(model.nv)    # tau is only read: nothing is known
-        if not _HYBRID.run(model.packed, q, v, s.nothing_known, qdd, tau, _NO_EXT, s.work):
+        if not _HYBRID.run(model.packed, q, v, s.nothing_known, qdd, tau, _NO_EXT, s.hybrid):
             return qdd
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
@@ -273,7 +290,7 @@ def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None):
     if not tau.flags.writeable:     # only read here, but the kernel's type is the hybrid's
         tau = tau.copy()
     qdd = np.empty(v.shape)
-    _hybrid(model, q, v, s.nothing_known.reshape(1, -1) if n else s.nothing_known, qdd, tau,
+    _solve_hybrid(model, q, v, s.nothing_known.reshape(1, -1) if n else s.nothing_known, qdd, tau,
             external_wrenches, threads)
     return qdd
 
@@ -286,7 +303,7 @@ def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches
     if not external_wrenches and _plain(q, model.nq) and _plain(v, nv) and _plain(acceleration_known, nv, _BOOL, (1,)) \
             and _plain(qdd, nv) and _plain(tau, nv):
         qdd, tau = qdd.copy(), tau.copy()
-        if not _HYBRID.run(model.packed, q, v, acceleration_known, qdd, tau, _NO_EXT, (model._scratch or _scratch(model)).work):
+        if not _HYBRID.run(model.packed, q, v, acceleration_known, qdd, tau, _NO_EXT, (model.workspace or workspace(model)).hybrid):
             return qdd, tau
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
@@ -298,16 +315,16 @@ def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches
     known = np.ascontiguousarray(known.reshape(1, nv) if n and known.ndim == 1 else known)
     qdd = _vector(qdd, nv, "qdd", n).copy()
     tau = _vector(tau, nv, "tau", n).copy()
-    _hybrid(model, q, v, known, qdd, tau, external_wrenches, threads)
+    _solve_hybrid(model, q, v, known, qdd, tau, external_wrenches, threads)
     return qdd, tau
 
 
-def _hybrid(model, q, v, known, qdd, tau, external_wrenches, threads):
+def _solve_hybrid(model, q, v, known, qdd, tau, external_wrenches, threads):
     """The hybrid kernel on checked arrays: writes qdd where unknown and tau where known."""
     n = _batch_size(q)
     ext = _external(model, external_wrenches, n)
     status = _batch("hybrid", model, n, threads, q, v, known, qdd, tau, ext) if n \
-        else K.hybrid(model.packed, q, v, known, qdd, tau, ext, _scratch(model).work)
+        else _hybrid.hybrid(model.packed, q, v, known, qdd, tau, ext, workspace(model).hybrid)
     if np.any(status):      # name the given input at fault: qdd where known, tau elsewhere
         _raise_status(model, status, dict(q=q, v=v, qdd=np.where(known, qdd, 0.0), tau=np.where(known, 0.0, tau),
                                           external_wrenches=ext[..., K.F_WRENCH:]))
@@ -320,7 +337,7 @@ def _frame_kernel(model, q, frame, reference, threads):
     J = np.empty(q.shape[:-1] + (6, model.nv))
     H = np.empty(q.shape[:-1] + (4, 4))
     status = _batch("frame_jacobian", model, n, threads, q, spec, J, H) if n \
-        else K.frame_jacobian(model.packed, q, spec, J, H, _scratch(model).work)
+        else _jacobian.frame_jacobian(model.packed, q, spec, J, H, workspace(model).frame_jacobian)
     _raise_status(model, status, dict(q=q))
     return J, H
 
@@ -328,10 +345,10 @@ def _frame_kernel(model, q, frame, reference, threads):
 def frame_placement(model, q, frame, threads=None):
     """4x4 homogeneous transform of a frame (link or joint name) in the world."""
     if _plain(q, model.nq):
-        s = model._scratch or _scratch(model)
+        s = model.workspace or workspace(model)
         spec = s.specs.get((frame, "world"))
         H = np.empty((4, 4))
-        if spec is not None and not _JACOBIAN.run(model.packed, q, spec, s.J, H, s.work):
+        if spec is not None and not _JACOBIAN.run(model.packed, q, spec, s.J, H, s.frame_jacobian):
             return H
     return _frame_kernel(model, q, frame, "world", threads)[1]
 
@@ -339,10 +356,10 @@ def frame_placement(model, q, frame, threads=None):
 def frame_jacobian(model, q, frame, reference="local_world_aligned", threads=None):
     """6 x nv Jacobian of a frame, rows [linear; angular], in the given reference."""
     if _plain(q, model.nq):
-        s = model._scratch or _scratch(model)
+        s = model.workspace or workspace(model)
         spec = s.specs.get((frame, reference))
         J = np.empty((6, model.nv))
-        if spec is not None and not _JACOBIAN.run(model.packed, q, spec, J, s.H, s.work):
+        if spec is not None and not _JACOBIAN.run(model.packed, q, spec, J, s.H, s.frame_jacobian):
             return J
     return _frame_kernel(model, q, frame, reference, threads)[0]
 

@@ -15,9 +15,7 @@ def calls(model):
     """One call of every public function: single state, a small batch (one thread) and a
     batch large enough for threads (the parallel kernels)."""
     rng = np.random.default_rng(0)
-    q = np.zeros(model.nq)
-    if model.floating_base:
-        q[6] = 1.0
+    q = rd.neutral(model)
     v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
     frame = model.frame_names[-1]
     wrench = {frame: np.ones(6)}

@@ -1,0 +1,31 @@
+"""Compiled rigid-body algorithms over Model.packed (see ..layout), one module per algorithm:
+
+    kinematics  placements, motion subspaces S and inertias of every body, about one reference point
+    rnea        inverse dynamics (recursive Newton-Euler, in joint frames)
+    crba        the mass matrix (composite-rigid-body algorithm)
+    aba         forward and hybrid dynamics (articulated-body algorithm: three named passes)
+    hybrid      its entry point, and the reduced dense system for models with mimic joints
+    jacobian    frame placements and Jacobians
+    coriolis    the Coriolis matrix
+
+beside what they share: spatial (tuple algebra), trig (sine and cosine), columns (the workspace
+tables), common (status codes, the model's columns, input checks, scratch memory, batch chunks),
+jit (the numba decorators) and cache (the guard that keeps numba's cache from going stale).
+
+Each algorithm is one per-state function over a workspace W (a row of scratch per body, its
+columns named in the algorithm's module) that is also the single-state entry point; `<name>_rows`
+runs it over rows lo..hi of 2-D inputs on one thread with one workspace, `<name>_batch` splits a
+batch over nthreads (prange over chunks, a workspace each; the thread count is an argument so
+that `cache=True` holds). One thread goes straight to `_rows`: calling a parallel function, even
+on a path without a parallel region, made a batch several times slower here.
+
+Kernels take and return the user's coordinates: a joint reads its q and v through the model's
+source/scale columns (mimic joints follow their leader) and adds its torque, times its scale, to
+its source's (tau = G^T tau_full, M = G^T M_full G).
+"""
+from . import aba, cache, columns, common, coriolis, crba, hybrid, jacobian, jit, kinematics, rnea, spatial, trig
+from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
+                     LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
+
+MODULES = (aba, columns, common, coriolis, crba, hybrid, jacobian, jit, kinematics, rnea, spatial, trig)
+cache.guard(MODULES)

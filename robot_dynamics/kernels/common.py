@@ -1,0 +1,101 @@
+"""What every kernel shares: status codes, the model's columns, input checks, scratch memory and
+the batch drivers' chunks.
+
+Status codes returned: OK (0), NONFINITE (NaN/inf in an input), BAD_QUATERNION (a floating
+joint's quaternion far from unit norm) and SINGULAR (a mass matrix that is not positive
+definite), the last two with the body at fault: code + STATUS_BODY * (body + 1); OVERFLOW (a
+result too large for a double).
+"""
+import numpy as np
+
+from ..layout import FREE, GRAVITY, JTYPE, NV, PARENT, PLANAR, VSCALE, VSRC
+from .jit import allocating, fast
+
+OK, NONFINITE, BAD_QUATERNION, SINGULAR, OVERFLOW = 0, 1, 2, 3, 4
+STATUS_BODY = 16        # a status names its body: code + STATUS_BODY * (body + 1)
+#: a pivot of an articulated or joint-space inertia counts as zero below this fraction of the
+#: terms it was computed from (twelve digits cancelled: rounding noise, not inertia)
+SINGULAR_TOL = 1e-12
+WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
+# a frame spec row: body, reference, rotation (9, row-major) and translation in the body
+F_BODY, F_REF, F_ROT, F_POS, F_WRENCH = 0, 1, 2, 11, 14
+FRAME_COLS, EXT_COLS = 14, 20   # an external wrench row adds the wrench (6) to a frame spec
+
+
+@allocating
+def workspace(model, width, dense=False):
+    """Scratch for one state: a row of `width` columns per body; dense: then a row per user
+    coordinate for the dense system of mimic models (M | b | zeros | unknowns | x | L)."""
+    nb, nv = model.shape[0] - 1, int(model[-1, NV])
+    if dense:
+        return np.empty((max(nb + nv, 1), max(width, 2 * nv + 4)))
+    return np.empty((max(nb, 1), width))
+
+
+@fast
+def chunk(t, n, nthreads):
+    """Rows lo..hi of n that thread t of nthreads takes in a batch."""
+    return t * n // nthreads, (t + 1) * n // nthreads
+
+
+@fast
+def finite(x):
+    """No NaN or inf in x: sum(x_k * 0) is 0 unless some x_k is NaN or inf (no branch per
+    element, so the loop vectorizes)."""
+    s = 0.0
+    for k in range(x.shape[0]):
+        s += x[k] * 0.0
+    return s == 0.0
+
+
+@fast
+def finite_given(known, qdd, tau):
+    """qdd is finite where known, tau elsewhere."""
+    for k in range(known.shape[0]):
+        if not np.isfinite(qdd[k] if known[k] else tau[k]):
+            return False
+    return True
+
+
+@fast
+def finite_rows(x):
+    for k in range(x.shape[0]):
+        if not finite(x[k]):
+            return False
+    return True
+
+
+@fast
+def parent(model, i):
+    return int(model[i, PARENT])
+
+
+@fast
+def ndofs(model, i):
+    jt = model[i, JTYPE]
+    return 6 if jt == FREE else 3 if jt == PLANAR else 1
+
+
+@fast
+def fail(code, body):
+    """A status naming the body at fault."""
+    return code + STATUS_BODY * (body + 1)
+
+
+@fast
+def user_v(model, i, d):
+    """Index in the user's v (and tau) of coordinate d of body i's joint."""
+    return int(model[i, VSRC]) + d
+
+
+@fast
+def add_torque(model, i, d, value, tau):
+    """tau += G^T of coordinate d of body i's joint getting `value`."""
+    tau[user_v(model, i, d)] += model[i, VSCALE] * value
+
+
+@fast
+def root_acceleration(model):
+    """Gravity as a fictitious upward acceleration of the base (Featherstone, RBDA ch. 5)."""
+    g = model.shape[0] - 1
+    return (-model[g, GRAVITY], -model[g, GRAVITY + 1], -model[g, GRAVITY + 2], 0.0, 0.0, 0.0)

@@ -1,0 +1,141 @@
+"""Inverse dynamics: the recursive Newton-Euler algorithm (Luh, Walker and Paul, 1980), in each
+body's joint frame, where a one-coordinate joint moves along or about z and the inertia is
+constant: it needs no placements and no inertias in the world."""
+import numpy as np
+
+from ..layout import ARMATURE, FREE, INERTIA, JTYPE, PLANAR, POS, PRISMATIC, QSRC, QUATERNION_TOL, REVOLUTE, ROT, VSCALE
+from .columns import KINEMATICS_END, W_JOINT, W_P, W_R, layout
+from .common import (BAD_QUATERNION, F_BODY, NONFINITE, OK, add_torque, chunk, fail, finite, finite_rows, parent,
+                     root_acceleration, user_v, workspace)
+from .jit import fast, parallel, prange
+from .kinematics import joint_angle, kinematics, world_wrench
+from .spatial import (ZERO6, axpy, cross3, cross_force, cross_motion, get6, get9, inertia_times, matmul3, matvec3,
+                      plus, quaternion_matrix, rotate_z, set6, set9, transpose3)
+
+#: per body: velocity, acceleration, force, and X, the transform from the parent's joint frame (E, r)
+W_V, W_A, W_F, W_X, WIDTH = layout((("V", 6), ("A", 6), ("F", 6), ("X", 12)), KINEMATICS_END)
+
+
+@fast
+def rnea(model, q, v, a, ext, tau, W):
+    """Inverse dynamics tau = M a + C v + g - J^T f_ext of one state (see `newton_euler`)."""
+    if not (finite(q) and finite(v) and finite(a) and finite_rows(ext)):
+        return NONFINITE
+    if ext.shape[0]:        # wrenches are placed in the world
+        status = kinematics(model, q, W)
+        if status != OK:
+            return status
+    return newton_euler(model, q, v, a, ext, tau, W, ext.shape[0] > 0)
+
+
+@fast
+def newton_euler(model, q, v, a, ext, tau, W, placed):
+    """Recursive Newton-Euler (Luh, Walker and Paul, 1980) in each body's joint frame, where a
+    one-coordinate joint moves along or about z: with X_i = (E, r) the transform from the
+    parent's frame (E its rotation, r the body's origin in the parent: the fixed placement times
+    the joint's motion), v_i = X_i v_p + S qd, a_i = X_i a_p + S qdd + v_i x S qd,
+    f_i = I_i a_i + v_i x* I_i v_i - f_ext, tau = S^T f_i + armature qdd, f_p += X_i^T f_i; the
+    base moves up at g (Featherstone, RBDA ch. 5). A floating joint's S is the identity in
+    its own frame, a planar joint's picks x, y and the turn about z. `placed`: `kinematics` has
+    run (external wrenches need it), which leaves the joints' angles in W.
+    Returns BAD_QUATERNION (with the body) for a floating joint whose quaternion is not unit."""
+    nb = model.shape[0] - 1
+    for i in range(0 if placed else nb):   # q, sin q, cos q first: a sine on the recursion's chain cost 20 %
+        joint_angle(model, q, W, i)
+    for i in range(nb):
+        par, jt, iq, k = parent(model, i), model[i, JTYPE], int(model[i, QSRC]), user_v(model, i, 0)
+        vp = get6(W, par, W_V) if par >= 0 else ZERO6
+        ap = get6(W, par, W_A) if par >= 0 else root_acceleration(model)
+        R, r = get9(model, i, ROT), (model[i, POS], model[i, POS + 1], model[i, POS + 2])
+        if jt == REVOLUTE or jt == PRISMATIC:   # S = e_z, written out: v_i x S qd has four non-zero terms
+            th = W[i, W_JOINT]
+            qd, qdd = v[k] * model[i, VSCALE], a[k] * model[i, VSCALE]
+            if jt == PRISMATIC:
+                E, r = transpose3(R), (r[0] + th * R[2], r[1] + th * R[5], r[2] + th * R[8])
+                vi, ai = to_child(E, r, vp), to_child(E, r, ap)
+                vi = (vi[0], vi[1], vi[2] + qd, vi[3], vi[4], vi[5])
+                ai = (ai[0] + vi[4] * qd, ai[1] - vi[3] * qd, ai[2] + qdd, ai[3], ai[4], ai[5])
+            else:
+                E = transpose3(rotate_z(R, W[i, W_JOINT + 1], W[i, W_JOINT + 2]))
+                vi, ai = to_child(E, r, vp), to_child(E, r, ap)
+                vi = (vi[0], vi[1], vi[2], vi[3], vi[4], vi[5] + qd)
+                ai = (ai[0] + vi[1] * qd, ai[1] - vi[0] * qd, ai[2], ai[3] + vi[4] * qd, ai[4] - vi[3] * qd, ai[5] + qdd)
+        else:
+            if jt == FREE:
+                x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+                if abs(x * x + y * y + z * z + w * w - 1.0) > QUATERNION_TOL:
+                    return fail(BAD_QUATERNION, i)
+                R, t = matmul3(R, quaternion_matrix(x, y, z, w)), matvec3(R, (q[iq], q[iq + 1], q[iq + 2]))
+                vJ = (v[k], v[k + 1], v[k + 2], v[k + 3], v[k + 4], v[k + 5])
+                aJ = (a[k], a[k + 1], a[k + 2], a[k + 3], a[k + 4], a[k + 5])
+            else:           # planar
+                t = matvec3(R, (q[iq], q[iq + 1], 0.0))
+                R = rotate_z(R, W[i, W_JOINT + 1], W[i, W_JOINT + 2])
+                vJ, aJ = (v[k], v[k + 1], 0.0, 0.0, 0.0, v[k + 2]), (a[k], a[k + 1], 0.0, 0.0, 0.0, a[k + 2])
+            E, r = transpose3(R), (r[0] + t[0], r[1] + t[1], r[2] + t[2])
+            vi, ai = plus(to_child(E, r, vp), vJ), plus(to_child(E, r, ap), aJ)
+            if par >= 0:    # at the root v_i = S qd: v_i x S qd = 0
+                ai = plus(ai, cross_motion(vi, vJ))
+        set6(W, i, W_V, vi)
+        set6(W, i, W_A, ai)
+        set9(W, i, W_X, E)
+        W[i, W_X + 9], W[i, W_X + 10], W[i, W_X + 11] = r
+        set6(W, i, W_F, plus(inertia_times(model, i, INERTIA, ai), cross_force(vi, inertia_times(model, i, INERTIA, vi))))
+    for e in range(ext.shape[0]):   # each wrench from the reference point o into its body's frame
+        b = int(ext[e, F_BODY])
+        if b >= 0:
+            f = world_wrench(ext, e, W)
+            RT, p = transpose3(get9(W, b, W_R)), (W[b, W_P], W[b, W_P + 1], W[b, W_P + 2])
+            pf = cross3(p, (f[0], f[1], f[2]))
+            local = matvec3(RT, (f[0], f[1], f[2])) + matvec3(RT, (f[3] - pf[0], f[4] - pf[1], f[5] - pf[2]))
+            set6(W, b, W_F, axpy(-1.0, local, get6(W, b, W_F)))
+    tau[:] = 0.0
+    for i in range(nb - 1, -1, -1):
+        par, jt, fi = parent(model, i), model[i, JTYPE], get6(W, i, W_F)
+        if jt == FREE:
+            for d in range(6):
+                add_torque(model, i, d, fi[d], tau)
+        elif jt == PLANAR:
+            add_torque(model, i, 0, fi[0], tau)
+            add_torque(model, i, 1, fi[1], tau)
+            add_torque(model, i, 2, fi[5], tau)
+        else:
+            qdd = a[user_v(model, i, 0)] * model[i, VSCALE]
+            add_torque(model, i, 0, (fi[2] if jt == PRISMATIC else fi[5]) + model[i, ARMATURE] * qdd, tau)
+        if par >= 0:
+            r = (W[i, W_X + 9], W[i, W_X + 10], W[i, W_X + 11])
+            set6(W, par, W_F, plus(get6(W, par, W_F), to_parent(get9(W, i, W_X), r, fi)))
+    return OK
+
+
+@fast
+def to_child(E, r, m):
+    """A motion m in the parent's joint frame, in the child's: (E (m_lin - r x m_ang), E m_ang)."""
+    rw = cross3(r, (m[3], m[4], m[5]))
+    return matvec3(E, (m[0] - rw[0], m[1] - rw[1], m[2] - rw[2])) + matvec3(E, (m[3], m[4], m[5]))
+
+
+@fast
+def to_parent(E, r, f):
+    """A force f in the child's joint frame, in the parent's: (E^T f_lin, E^T f_ang + r x E^T f_lin)."""
+    ET = transpose3(E)
+    fl, n = matvec3(ET, (f[0], f[1], f[2])), matvec3(ET, (f[3], f[4], f[5]))
+    rf = cross3(r, fl)
+    return fl + (n[0] + rf[0], n[1] + rf[1], n[2] + rf[2])
+
+
+@fast
+def rnea_rows(model, Q, V, A, EXT, TAU, status, lo, hi, W):
+    """`rnea` over states lo..hi of the batch, on one thread, with one workspace."""
+    for s in range(lo, hi):
+        status[s] = rnea(model, Q[s], V[s], A[s], EXT[s], TAU[s], W)
+
+
+@parallel
+def rnea_batch(model, Q, V, A, EXT, TAU, nthreads):
+    """`rnea` over a batch on nthreads threads (a workspace each)."""
+    status = np.zeros(len(Q), np.int64)
+    for t in prange(nthreads):
+        lo, hi = chunk(t, len(Q), nthreads)
+        rnea_rows(model, Q, V, A, EXT, TAU, status, lo, hi, workspace(model, WIDTH))
+    return status

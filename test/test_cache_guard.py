@@ -1,0 +1,69 @@
+"""numba's cache notices only edits to a function's own file: a changed layout constant or an
+edited helper in another module would leave stale machine code computing wrong numbers. The
+guard in robot_dynamics/kernels/cache.py drops the cache when any kernel source changed."""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = """
+import numpy as np
+from robot_dynamics import dynamics as rd, load_urdf
+model = load_urdf({urdf!r})
+model.armature = np.linspace(0.1, 0.6, 6)
+q = np.linspace(-1.0, 1.0, 6)
+print(repr(rd.mass_matrix(model, q).tolist()))
+"""
+
+
+@pytest.fixture()
+def copy(tmp_path):
+    """A private copy of the package, with its own numba cache."""
+    shutil.copytree(os.path.join(REPO, "robot_dynamics"), tmp_path / "robot_dynamics",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def mass_matrix(root):
+    env = dict(os.environ, PYTHONPATH=str(root))
+    env.pop("NUMBA_CACHE_DIR", None)
+    out = subprocess.run([sys.executable, "-c", SCRIPT.format(urdf=os.path.join(REPO, "urdf", "puma560.urdf"))],
+                         env=env, cwd=root, capture_output=True, text=True, timeout=300, check=True)
+    return np.array(eval(out.stdout))
+
+
+def swap_columns(root):
+    """Swap two of Model.packed's columns in layout.py: the kernels must read them afresh."""
+    path = root / "robot_dynamics" / "layout.py"
+    text = path.read_text()
+    assert "ARMATURE = 38" in text and "SUBTREE_END = 39" in text
+    path.write_text(text.replace("ARMATURE = 38", "ARMATURE = 39").replace("SUBTREE_END = 39", "SUBTREE_END = 38"))
+
+
+def test_a_changed_layout_constant_recompiles(copy):
+    before = mass_matrix(copy)                  # compiles and fills the copy's cache
+    assert list((copy / "robot_dynamics" / "kernels" / "__pycache__").glob("*.nbi"))
+    swap_columns(copy)
+    np.testing.assert_array_equal(mass_matrix(copy), before)
+
+
+def test_without_the_guard_the_cache_would_be_stale(copy):
+    """The same edit, with the guard's stamp forged to match: numba alone serves the stale code
+    and the answer is wrong (so the test above can fail)."""
+    before = mass_matrix(copy)
+    swap_columns(copy)
+    sys.path.insert(0, str(copy))
+    try:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("guard_copy", copy / "robot_dynamics" / "kernels" / "cache.py")
+        guard = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(guard)
+        digest = guard.sources_digest()
+    finally:
+        sys.path.remove(str(copy))
+    (copy / "robot_dynamics" / "kernels" / "__pycache__" / guard.STAMP).write_text(digest)
+    assert not np.array_equal(mass_matrix(copy), before)
