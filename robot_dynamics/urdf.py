@@ -148,8 +148,8 @@ def urdf_text(source):
         raise URDFError(f"no such URDF file: {source!r}")
     if source.endswith(".xacro"):
         return _run_xacro(source)
-    with open(source, encoding="utf-8") as fh:
-        return fh.read()
+    with open(source, "rb") as fh:     # TinyXML reads bytes: a stray Latin-1 byte in a comment is no error
+        return fh.read().decode("utf-8", errors="replace")
 
 
 def _run_xacro(path):

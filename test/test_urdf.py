@@ -190,6 +190,12 @@ def test_xml_that_urdfdom_accepts(text):
     np.testing.assert_allclose(model.tree_translation, reference.tree_translation)
 
 
+def test_a_file_that_is_not_utf8_loads(tmp_path):
+    path = tmp_path / "latin1.urdf"
+    path.write_bytes(("<!-- r\xe9glage -->" + robot(*chain(2))).encode("latin-1"))
+    assert load_urdf(str(path)).joint_names == ["j1", "j2"]
+
+
 def test_xml_error_names_the_line():
     with pytest.raises(URDFError, match="not valid XML: mismatched tag at line 3"):
         load_urdf('<robot name="x">\n<link name="a">\n</robot>')
