@@ -8,8 +8,8 @@
 # The Python package itself is the venv's editable install (pip install -e .). Launch, config and
 # URDF files are symbolic links to this checkout (edits need no reinstall; a new file does: re-run
 # this, which `make` does). The executables are the package's scripts with the venv's Python.
-# Also writes VENV_DIR/setup.bash, which makes the venv an underlay as /opt/ros/<distro>/setup.bash
-# does for a ROS install: source it before `colcon build` or `ros2 ...`.
+# Also writes VENV_DIR/setup.bash (and setup.sh, local_setup.*), which make the venv an underlay as
+# /opt/ros/<distro>/setup.bash does for a ROS install: source it before `colcon build` or `ros2 ...`.
 set -euo pipefail
 [[ $# -eq 1 && -x "$1/bin/python" ]] || { echo "usage: $0 VENV_DIR (a venv with python)" >&2; exit 2; }
 VENV="$(cd "$1" && pwd -P)"
@@ -35,7 +35,9 @@ for script in "$PKG"/scripts/*; do
   chmod +x "$LIB/$(basename "$script")"
 done
 
-cat > "$VENV/setup.bash" <<ENV
+# the venv as an underlay, like /opt/ros/<distro>: local_setup.sh sets its variables, and colcon
+# chains it into a workspace's install/setup.bash (it looks for local_setup.* in AMENT_PREFIX_PATH)
+cat > "$VENV/local_setup.sh" <<ENV
 # The venv $VENV as a ROS 2 underlay (written by scripts/install_ament_prefix.sh):
 # source it as you would /opt/ros/<distro>/setup.bash, e.g. before colcon build or ros2.
 export VIRTUAL_ENV="$VENV"
@@ -43,4 +45,7 @@ export PATH="$VENV/bin\${PATH:+:\$PATH}"
 export AMENT_PREFIX_PATH="$VENV\${AMENT_PREFIX_PATH:+:\$AMENT_PREFIX_PATH}"
 export CMAKE_PREFIX_PATH="$VENV\${CMAKE_PREFIX_PATH:+:\$CMAKE_PREFIX_PATH}"
 ENV
+for script in setup.sh setup.bash local_setup.bash; do
+  echo ". \"$VENV/local_setup.sh\"" > "$VENV/$script"
+done
 echo "install_ament_prefix.sh: $NAME registered in the ament prefix $VENV (source $VENV/setup.bash)"
