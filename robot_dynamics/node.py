@@ -561,6 +561,7 @@ class DynamicsNode(Node):
             topic = self.resolve_topic_name("joint_states")     # with the user's remaps and namespace
             qos = _subscription_qos(self, topic, qos_profile_sensor_data)
         except ValueError as exc:       # ParameterError, URDFError
+            self.destroy_node()
             raise StartupError(_error_text(exc)) from None
         self._store_as_used(params)
 
@@ -939,7 +940,8 @@ class DynamicsNode(Node):
     def destroy_node(self):
         if not self._destroyed:
             self._destroyed = True
-            self.joint_states_node.destroy_node()
+            if hasattr(self, "joint_states_node"):
+                self.joint_states_node.destroy_node()
             super().destroy_node()
 
 
