@@ -675,6 +675,8 @@ class DynamicsNode(Node):
             else:
                 pending = build_config(params, description, self._load_cache)
         except Exception as exc:
+            for p in known:     # rclpy set the dynamic descriptor's type to the refused value's: put it back
+                self.describe_parameter(p.name).type = self.get_parameter(p.name).type_.value
             return SetParametersResult(successful=False, reason=_error_text(exc) or type(exc).__name__)
         self._pending = pending
         return SetParametersResult(successful=True)
@@ -862,6 +864,7 @@ class DynamicsNode(Node):
                 check_response_finite(response)
                 response.success, response.message = True, "ok"
             except Exception as exc:
+                response = type(response)()      # nothing half-computed goes back with a refusal
                 response.success, response.message = False, _error_text(exc) or type(exc).__name__
                 with self._lock:
                     self._stats["rejected"] += 1
