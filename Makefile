@@ -38,7 +38,8 @@ demo: $(AMENT)   # the node in closed loop with a simulated arm (MuJoCo); table 
 
 bench: $(AMENT)
 	$(PY) bench/bench_dynamics.py
-	$(PY) bench/bench_node.py $(if $(SOAK),--soak $(SOAK))
+	$(PY) bench/bench_node.py
+	$(if $(SOAK),$(PY) bench/bench_node.py --soak $(SOAK))
 
 clean-cache: $(STAMP)   # drop numba's compiled kernels and compile them again
 	rm -f robot_dynamics/__pycache__/*.nbi robot_dynamics/__pycache__/*.nbc

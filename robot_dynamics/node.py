@@ -293,19 +293,14 @@ def build_config(params, description, load_cache):
               f"parameter urdf_file ({params['urdf_file']!r})" if params["urdf_file"] else
               "the URDF from the robot_description topic")
     try:
-        links = _load(load_cache, description, False, None, None).frames
-    except ValueError as exc:       # URDFError: the file or the text
-        raise ParameterError("urdf_file" if params["urdf_file"] and not params["robot_description"]
-                             else "robot_description", f"{source}: {exc}") from None
-    if root or tip:         # name the parameter, not only the link
-        for name, link in (("root_link", root), ("tip_link", tip)):
-            if link and link not in links:
-                raise ParameterError(name, f"parameter {name}: no link {link!r} in the URDF")
-        try:
-            _load(load_cache, description, params["floating_base"], root, tip)
-        except ValueError as exc:
-            raise ParameterError("root_link", f"parameters root_link / tip_link: {exc}") from None
-    model = copy.deepcopy(_load(load_cache, description, params["floating_base"], root, tip))
+        model = copy.deepcopy(_load(load_cache, description, params["floating_base"], root, tip))
+    except ValueError as exc:       # URDFError: the file, the text, or the links named
+        text = str(exc)
+        culprit = ("root_link" if root and repr(root) in text else "tip_link" if tip and repr(tip) in text
+                   else "urdf_file" if params["urdf_file"] and not params["robot_description"]
+                   else "robot_description")
+        named = "".join(f" with {n} {v!r}" for n, v in (("root_link", root), ("tip_link", tip)) if v)
+        raise ParameterError(culprit, f"{source}{named}: {text}") from None
     model.gravity = params["gravity"]
     if params["armature"]:
         model.armature = _per_entry(params["armature"], len(model.joint_names), "armature",
