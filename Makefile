@@ -2,12 +2,16 @@
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-REQS   := requirements/runtime.txt requirements/demo.txt requirements/test.txt requirements/ros.txt requirements/ros-build.txt
+AMENT  := $(VENV)/.ament-prefix
+REQS   := requirements/runtime.txt requirements/demo.txt requirements/test.txt requirements/ros.txt \
+          requirements/ros-build.txt requirements/colcon.txt
+# SOAK=600: `make bench` also runs the node at 1 kHz for that many seconds (drops, p99 per minute, memory)
+SOAK   ?=
 export OPENBLAS_NUM_THREADS := 1
 
 .PHONY: venv test demo bench clean clean-cache
 
-$(STAMP): $(REQS) setup.py scripts/build_interfaces.sh $(wildcard robot_dynamics_interfaces/*/*)
+$(STAMP): $(REQS) pyproject.toml scripts/build_interfaces.sh $(wildcard robot_dynamics_interfaces/*/*)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q $(addprefix -r ,$(REQS))
@@ -17,21 +21,29 @@ $(STAMP): $(REQS) setup.py scripts/build_interfaces.sh $(wildcard robot_dynamics
 	$(PY) -m robot_dynamics.warm
 	touch $@
 
-venv: $(STAMP)
+# the venv as an ament prefix of the ROS 2 package robot_dynamics (ros2 run / ros2 launch find it)
+$(AMENT): $(STAMP) scripts/install_ament_prefix.sh ros/robot_dynamics/package.xml \
+          $(wildcard ros/robot_dynamics/resource/* ros/robot_dynamics/scripts/*) \
+          $(wildcard launch/* config/* urdf/*)
+	bash scripts/install_ament_prefix.sh $(VENV)
+	touch $@
 
-test: $(STAMP)
+venv: $(AMENT)
+
+test: $(AMENT)
 	$(VENV)/bin/pytest -q test
 
-demo: $(STAMP)   # the node in closed loop with a simulated arm (MuJoCo); table + out/closed_loop_demo.png
+demo: $(AMENT)   # the node in closed loop with a simulated arm (MuJoCo); table + out/closed_loop_demo.png
 	$(PY) -m robot_dynamics.closed_loop_demo
 
-bench: $(STAMP)
+bench: $(AMENT)
 	$(PY) bench/bench_dynamics.py
 	$(PY) bench/bench_node.py
+	$(if $(SOAK),$(PY) bench/bench_node.py --soak $(SOAK))
 
-clean-cache: $(STAMP)   # drop numba's compiled kernels and compile them again
-	rm -f robot_dynamics/__pycache__/*.nbi robot_dynamics/__pycache__/*.nbc
+clean-cache: $(STAMP)   # drop numba's compiled kernels and compile them again (an edit does it by itself)
+	rm -f robot_dynamics/kernels/__pycache__/*.nbi robot_dynamics/kernels/__pycache__/*.nbc
 	$(PY) -m robot_dynamics.warm
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build install log *.egg-info

@@ -1,6 +1,7 @@
 """Benchmark the ROS 2 node: joint_states -> gravity_torques latency and drops, service round trips.
 
     .venv/bin/python bench/bench_node.py [--duration 10] [--calls 1000]
+    .venv/bin/python bench/bench_node.py --soak 600     # only the soak: panda at 1 kHz for 600 s
 
 Processes: this bench (one rclpy node holding the joint_states publisher, the output subscriber
 and the service client, on one thread) and, in a separate process over real DDS, either
@@ -391,6 +392,69 @@ def fmt_ms(x):
     return f"{x:.3f}"
 
 
+def resident_mb(pid):
+    """Resident memory of a process (VmRSS), MB."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+
+
+SOAK_WINDOW = 60.0      # s per row of the soak table
+
+
+def soak(seconds):
+    """The node (panda) under a 1 kHz joint_states stream for `seconds`: per one-minute window the
+    drops, latency percentiles and the node's resident memory; memory at start and end."""
+    from robot_dynamics import load_urdf
+    ns = f"/soak_{os.getpid()}"
+    print(f"# robot_dynamics node soak: panda at 1 kHz for {seconds:g} s\n\n{machine_facts()}")
+    print(f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}, namespace {ns}, load average at start "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\n", flush=True)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    bench = Bench(ns)
+    rows = []
+    try:
+        names = load_urdf(PANDA).joint_names
+        msgs = joint_state_messages(names)
+        proc = start([sys.executable, "-m", "robot_dynamics.node", "--ros-args", "-r", f"__ns:={ns}",
+                      "-p", f"urdf_file:={PANDA}"], "soak")
+        try:
+            bench.listen("robot_dynamics/gravity_torques")
+            bench.connect(proc, msgs[0])
+            rss_start = resident_mb(proc.pid)
+            windows = max(1, round(seconds / SOAK_WINDOW))
+            for k in range(windows):
+                r = bench.stream(msgs, 1000, seconds / windows, 1.0 if k == 0 else 0.0, proc.pid)
+                if proc.poll() is not None:
+                    raise RuntimeError(f"node exited with {proc.returncode}:\n{log_tail(proc)}")
+                r["rss"] = resident_mb(proc.pid)
+                rows.append(r)
+                print(f"minute {k + 1}: sent {r['sent']}, dropped {r['dropped']}, p99 {fmt_ms(r['p99'])} ms, "
+                      f"RSS {r['rss']:.1f} MB", flush=True)
+        finally:
+            stop(proc)
+    finally:
+        bench.node.destroy_node()
+        rclpy.try_shutdown()
+        stop_all()
+    print(f"\nload average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print("| window | sent | dropped | p50 ms | p99 ms | max ms | node CPU % | other CPU % | sender late max ms "
+          "| node RSS MB |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for k, r in enumerate(rows):
+        print(f"| {k + 1} | {r['sent']} | {r['dropped']} | {fmt_ms(r['p50'])} | {fmt_ms(r['p99'])} | "
+              f"{fmt_ms(r['max'])} | {r['child_cpu']:.0f} | {r['other_cpu']:.0f} | {r['late_max_ms']:.1f} | "
+              f"{r['rss']:.1f} |")
+    sent, dropped = sum(r["sent"] for r in rows), sum(r["dropped"] for r in rows)
+    print(f"\nNode resident memory: {rss_start:.1f} MB after connecting, {rows[-1]['rss']:.1f} MB at the end "
+          f"({rows[-1]['rss'] - rss_start:+.1f} MB); after the first window {rows[0]['rss']:.1f} MB. "
+          f"Dropped {dropped} of {sent} ({100 * dropped / max(sent, 1):.3f} %).")
+    busy = [str(k + 1) for k, r in enumerate(rows) if r["other_cpu"] > BUSY_OTHER_CPU or r["send_rate"] < 990]
+    if busy:
+        print(f"**The machine was busy** in windows {', '.join(busy)} (other processes > {BUSY_OTHER_CPU} % of a "
+              "core, or the bench's own sends fell behind).")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=10.0, help="measured seconds per stream (default 10)")
@@ -398,10 +462,14 @@ def main():
     ap.add_argument("--calls", type=int, default=1000, help="sequential service calls per robot")
     ap.add_argument("--rates", default="1000,750,500,333,250,100",
                     help="rates tried for talos, highest first, until one has no drops")
+    ap.add_argument("--soak", type=float, metavar="SECONDS",
+                    help="instead: stream to the node (panda) at 1 kHz for SECONDS, in one-minute windows")
     ap.add_argument("--echo", metavar="NS", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.echo:
         return echo_main(args.echo)
+    if args.soak:
+        return soak(args.soak)
 
     from robot_dynamics import load_urdf
     import logging

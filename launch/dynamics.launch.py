@@ -7,7 +7,6 @@
 """
 import os
 
-from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration
@@ -25,7 +24,10 @@ def node_parameters():
 
 
 def generate_launch_description():
-    default_params = os.path.join(get_package_share_directory("robot_dynamics"), "config", "dynamics.yaml")
+    # config/ beside launch/: in share/robot_dynamics once installed, and in the repository, so that
+    # `ros2 launch <path>/dynamics.launch.py` works too
+    default_params = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "config", "dynamics.yaml")
+    default_params = os.path.normpath(default_params)
     arguments = [
         DeclareLaunchArgument("urdf_file", default_value="",
                               description="URDF or xacro file; empty: read the robot_description topic"),

@@ -2,7 +2,7 @@
 
 Topics (relative, so `namespace` and remapping work):
   in  joint_states            sensor_msgs/JointState (SensorDataQoS, overridable)
-  in  robot_description       std_msgs/String (transient local), when no description parameter
+  in  robot_description       std_msgs/String (transient local), used when no description parameter
   in  ~/reference             trajectory_msgs/JointTrajectory, first point used
   in  ~/base_pose             geometry_msgs/PoseStamped, floating-base models only
   out ~/gravity_torques       sensor_msgs/JointState     g(q)
@@ -11,61 +11,248 @@ Topics (relative, so `namespace` and remapping work):
   out ~/feedforward_commands  std_msgs/Float64MultiArray the same in `joints` order
   out /diagnostics            diagnostic_msgs/DiagnosticArray
 Services ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_joint_torques.
-Every parameter is documented in config/dynamics.yaml.
+Every parameter is documented in config/dynamics.yaml; `PARAMETERS` below checks each one.
 
 joint_states is taken by a second, bare node `<name>_joint_states` on its own executor and thread:
 rclpy's executor rebuilds its wait set in Python on every wake-up, which with this node's services,
 parameters and timer was ~70 % of its CPU at 1 kHz.
+
+Nothing non-finite leaves the node as a success: inputs are checked (a free-flyer quaternion is
+normalised, or refused, by `model.unit_quaternion`), and so is every published or returned number
+(a finite input can still overflow).
 """
-import array
-import copy
+import signal
 import sys
-import threading
-import time
-from dataclasses import dataclass
 
-import numpy as np
-import rclpy
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import PoseStamped
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-from rclpy.event_handler import PublisherEventCallbacks
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-from rclpy.node import Node
-from rclpy.parameter import Parameter
-from rclpy.qos import (DurabilityPolicy, QoSProfile, ReliabilityPolicy,
+if __name__ == "__main__":      # `python -m robot_dynamics.node`: see StopSignals
+    _EARLY_SIGNALS = []
+    for _signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(_signum, lambda signum, frame: _EARLY_SIGNALS.append(signum))
+
+import array  # noqa: E402
+import copy  # noqa: E402
+import math  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from typing import Callable  # noqa: E402
+
+import numpy as np  # noqa: E402
+import rclpy  # noqa: E402
+import yaml  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue  # noqa: E402
+from geometry_msgs.msg import PoseStamped  # noqa: E402
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult  # noqa: E402
+from rclpy.event_handler import PublisherEventCallbacks  # noqa: E402
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import (DurabilityPolicy, QoSProfile, ReliabilityPolicy,  # noqa: E402
                        qos_profile_sensor_data)
-from robot_dynamics_interfaces import srv
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
-from trajectory_msgs.msg import JointTrajectory
+from robot_dynamics_interfaces import srv  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
-from . import dynamics as rd
-from .model import REFERENCES, inertia_about_origin, per_joint, transform_inertia
-from .urdf import load_urdf
+from . import dynamics as rd  # noqa: E402
+from .model import REFERENCES, inertia_about_origin, transform_inertia, unit_quaternion  # noqa: E402
+from .urdf import load_urdf  # noqa: E402
 
 EVALUATE_AT = ("desired", "measured")
-#: name: (default, description); numbers and lists are dynamically typed (ints accepted)
-PARAMETERS = {
-    "robot_description": ("", "URDF text; wins over urdf_file. Empty: use urdf_file or the topic"),
-    "urdf_file": ("", "path of a .urdf or .xacro file"),
-    "root_link": ("", "take the subtree below this link (empty: the URDF root)"),
-    "tip_link": ("", "keep only the chain root_link -> tip_link (empty: the whole tree)"),
-    "floating_base": (False, "give the root a free-flyer joint (base pose on ~/base_pose)"),
-    "joints": ([], "output joint order (empty: the model's actuated joints)"),
-    "gravity": ([0.0, 0.0, -9.81], "gravity in the world frame [m/s^2]; settable at run time"),
-    "armature": ([], "rotor inertia Ir*gr^2 [kg m^2]: one value for all joints or one per model joint"),
-    "payload.mass": (0.0, "payload mass [kg]; settable at run time"),
-    "payload.com": ([0.0, 0.0, 0.0], "payload centre of mass in the payload link frame [m]"),
-    "payload.inertia": ([0.0] * 6, "payload inertia about its COM, ixx iyy izz ixy ixz iyz [kg m^2]"),
-    "payload.link": ("", "link carrying the payload (empty: tip_link)"),
-    "feedforward.evaluate_at": ("desired", "evaluate M, C, g at the 'desired' or the 'measured' state"),
-    "feedforward.kp": ([0.0], "computed-torque position gain [1/s^2]: one value or one per `joints` entry"),
-    "feedforward.kd": ([0.0], "computed-torque velocity gain [1/s]: one value or one per `joints` entry"),
-    "diagnostics_period": (1.0, "seconds between /diagnostics messages"),
-}
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
+JOIN_TIMEOUT = 5.0      # s to wait for the joint_states thread at exit (it is woken; it never took long)
+
+
+# --- parameters: each value checked on its own, then the whole configuration built ------------------
+class ParameterError(ValueError):
+    """A parameter value refused; the message names the parameter and the form it takes."""
+
+    def __init__(self, name, message):
+        super().__init__(message)
+        self.name = name
+
+
+class StartupError(Exception):
+    """The node cannot start as configured (a parameter, the URDF); main() logs it and exits 1."""
+
+
+def _is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _from_string(value):
+    """A number or a list of numbers written as a string (`ros2 param set` sends a list that mixes
+    integers and floats, like [0, 0, -9.81], as a string), or the string itself."""
+    try:
+        parsed = yaml.safe_load(value)
+    except yaml.YAMLError:
+        return value
+    try:
+        if isinstance(parsed, str):
+            return float(parsed)            # 'nan', 'inf', '1e3' (YAML 1.1 reads these as text)
+        if isinstance(parsed, list):
+            return [v if _is_number(v) else float(v) if isinstance(v, str) else v for v in parsed]
+    except ValueError:
+        return value
+    return parsed
+
+
+def _floats(value, sizes=None, scalar=False):
+    """Parameter value -> list of finite floats (or one float if scalar); TypeError / ValueError.
+    sizes: allowed list lengths (None: any). A number is taken as a list of one where lists are."""
+    if isinstance(value, str):
+        value = _from_string(value)
+    if _is_number(value):
+        value = [value]
+    elif not isinstance(value, (list, tuple, array.array)) or not all(_is_number(v) for v in value):
+        raise TypeError
+    x = [float(v) for v in value]
+    if not all(math.isfinite(v) for v in x):
+        raise ValueError
+    if scalar:
+        if len(x) != 1:
+            raise ValueError
+        return x[0]
+    if sizes is not None and len(x) not in sizes:
+        raise ValueError
+    return x
+
+
+def _non_negative(x):
+    if any(v < 0 for v in (x if isinstance(x, list) else [x])):
+        raise ValueError
+    return x
+
+
+def _text(value):
+    if not isinstance(value, str):
+        raise TypeError
+    return value
+
+
+def _boolean(value):
+    if not isinstance(value, bool):
+        raise TypeError
+    return value
+
+
+def _names(value):
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise TypeError
+    if len(set(value)) != len(value):
+        raise ValueError("the names must be distinct")
+    return list(value)
+
+
+def _choice(*choices):
+    def check(value):
+        if value not in choices:
+            raise ValueError
+        return value
+    return check
+
+
+def _payload_inertia(value):
+    """ixx iyy izz ixy ixz iyz of a rigid body about its centre of mass: positive semi-definite, and
+    its principal moments satisfy the triangle inequality (I1 + I2 >= I3)."""
+    ixx, iyy, izz, ixy, ixz, iyz = _floats(value, (6,))
+    eig = np.linalg.eigvalsh(np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
+    tol = 1e-12 + 1e-9 * float(np.abs(eig).max())
+    if eig[0] < -tol or eig[0] + eig[1] < eig[2] - tol:
+        raise ValueError(f"its principal moments {', '.join(f'{e:.6g}' for e in eig)} are not a rigid body's")
+    return [ixx, iyy, izz, ixy, ixz, iyz]
+
+
+def _period(value):
+    x = _floats(value, scalar=True)
+    if not 0.01 <= x <= 3600.0:
+        raise ValueError
+    return x
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    default: object
+    description: str
+    form: str               # what it takes: in refusals and in `ros2 param describe` (constraints)
+    check: Callable         # value -> the value as used (floats as floats), or TypeError / ValueError
+    read_only: bool = False  # only read at start-up
+
+
+#: every parameter of the node. Numbers take integers or floats (a list of them all one type: rcl's
+#: YAML reader refuses a list that mixes them); they are stored as floats. Checked at start-up and
+#: on every change, before anything takes effect.
+PARAMETERS = {
+    "robot_description": ParameterSpec(
+        "", "URDF text; wins over urdf_file. Empty: use urdf_file or the robot_description topic",
+        "a string (URDF XML)", _text),
+    "urdf_file": ParameterSpec("", "path of a .urdf or .xacro file", "a string (a file path)", _text),
+    "root_link": ParameterSpec("", "take the subtree below this link (empty: the URDF root)",
+                               "a link name (a string)", _text),
+    "tip_link": ParameterSpec("", "keep only the chain root_link -> tip_link (empty: the whole tree)",
+                              "a link name (a string)", _text),
+    "floating_base": ParameterSpec(False, "give the root a free-flyer joint (base pose on ~/base_pose)",
+                                   "true or false", _boolean),
+    "joints": ParameterSpec([], "output joint order (empty: the model's actuated joints)",
+                            "a list of distinct joint names of the model", _names),
+    "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the world frame [m/s^2]",
+                             "3 finite numbers [m/s^2], e.g. [0.0, 0.0, -9.81]",
+                             lambda v: _floats(v, (3,))),
+    "armature": ParameterSpec(
+        [], "rotor inertia Ir*gr^2 [kg m^2]: empty, one value for all joints or one per model joint",
+        "empty, one finite number >= 0 [kg m^2] for every joint, or one per model joint",
+        lambda v: _non_negative([] if isinstance(v, (list, tuple, array.array)) and not len(v)
+                                else _floats(v))),
+    "payload.mass": ParameterSpec(0.0, "payload mass [kg] (0: no payload)",
+                                  "a finite number >= 0 [kg]",
+                                  lambda v: _non_negative(_floats(v, scalar=True))),
+    "payload.com": ParameterSpec([0.0, 0.0, 0.0], "payload centre of mass in the payload link frame [m]",
+                                 "3 finite numbers [m]", lambda v: _floats(v, (3,))),
+    "payload.inertia": ParameterSpec(
+        [0.0] * 6, "payload inertia about its COM, ixx iyy izz ixy ixz iyz [kg m^2]",
+        "6 finite numbers ixx iyy izz ixy ixz iyz [kg m^2] of a rigid body (positive semi-definite, "
+        "principal moments I1 + I2 >= I3)", _payload_inertia),
+    "payload.link": ParameterSpec("", "link carrying the payload (empty: tip_link)",
+                                  "a link name of the model (a string)", _text),
+    "feedforward.evaluate_at": ParameterSpec(
+        "desired", "evaluate M, C, g at the 'desired' or the 'measured' state",
+        f"one of {', '.join(EVALUATE_AT)}", _choice(*EVALUATE_AT)),
+    "feedforward.kp": ParameterSpec(
+        [0.0], "computed-torque position gain [1/s^2]: one value or one per `joints` entry",
+        "one finite number >= 0 [1/s^2], or one per `joints` entry", lambda v: _non_negative(_floats(v))),
+    "feedforward.kd": ParameterSpec(
+        [0.0], "computed-torque velocity gain [1/s]: one value or one per `joints` entry",
+        "one finite number >= 0 [1/s], or one per `joints` entry", lambda v: _non_negative(_floats(v))),
+    "diagnostics_period": ParameterSpec(1.0, "seconds between /diagnostics messages (read at start-up)",
+                                        "a number of seconds in [0.01, 3600]", _period, read_only=True),
+}
+
+
+def _shown(value):
+    if isinstance(value, array.array):
+        value = value.tolist()
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def check_parameter(name, value):
+    """The value of parameter `name` as the node uses it (numbers as floats), or ParameterError
+    naming the parameter, the form it takes and the value refused."""
+    spec = PARAMETERS[name]
+    if value is None:       # not set: rcl reads an empty list in a parameter file ([]) so
+        value = spec.default
+    try:
+        return spec.check(value)
+    except (TypeError, ValueError) as exc:
+        detail = f" ({exc})" if str(exc) else ""
+        raise ParameterError(name, f"parameter {name} takes {spec.form}; got {_shown(value)}{detail}") from None
+
+
+def check_parameters(values):
+    """{name: value} -> {name: value as used}; ParameterError for the first bad one."""
+    return {name: check_parameter(name, value) for name, value in values.items()}
 
 
 @dataclass
@@ -80,61 +267,83 @@ class Config:
     evaluate_at: str
 
 
-def _numbers(value, name, n=None):
-    x = np.asarray(value if value is not None else [], dtype=float).reshape(-1)
-    if not np.all(np.isfinite(x)) or (n is not None and len(x) != n):
-        raise ValueError(f"{name} must be {'' if n is None else f'{n} '}finite numbers, got {value!r}")
-    return x
+def _per_entry(values, n, name, what):
+    """1 or n values (checked by check_parameter) as an array of n."""
+    if len(values) not in (1, n):
+        raise ParameterError(name, f"parameter {name} takes one value or one per {what} ({n}); "
+                                   f"got {len(values)} values")
+    return np.broadcast_to(np.asarray(values, float), (n,)).copy()
 
 
-def _gains(value, name, out_v, nv):
-    """Gains given for the `joints` entries, as a vector over the model's v (zero elsewhere)."""
-    gains = np.zeros(nv)
-    gains[out_v] = per_joint(value, len(out_v), f"{name} (for the entries of `joints`)")
-    return gains
+def _load(load_cache, description, floating_base, root, tip):
+    """A parsed model, cached (a gravity change does not re-parse; at most 4 kept)."""
+    key = (description, floating_base, root, tip)
+    if key not in load_cache:
+        if len(load_cache) >= 4:
+            load_cache.pop(next(iter(load_cache)))
+        load_cache[key] = load_urdf(*key)
+    return load_cache[key]
 
 
 def build_config(params, description, load_cache):
-    """Parameters (name -> value) and URDF text or path -> Config, or ValueError naming the
-    problem. load_cache keeps parsed models so that a gravity change does not re-parse."""
-    key = (description, bool(params["floating_base"]), params["root_link"] or None, params["tip_link"] or None)
-    if key not in load_cache:
-        load_cache.clear()
-        load_cache[key] = load_urdf(*key)
-    model = copy.deepcopy(load_cache[key])
-    model.gravity = _numbers(params["gravity"], "gravity", 3)
-    if len(params["armature"] or []):
-        model.armature = _numbers(params["armature"], "armature")
+    """Checked parameter values (check_parameters) and URDF text or path -> Config; a ValueError
+    naming the parameter or the URDF problem otherwise. Nothing is changed on failure."""
+    root, tip = params["root_link"] or None, params["tip_link"] or None
+    source = ("parameter robot_description" if params["robot_description"] else
+              f"parameter urdf_file ({params['urdf_file']!r})" if params["urdf_file"] else
+              "the URDF from the robot_description topic")
+    try:
+        model = copy.deepcopy(_load(load_cache, description, params["floating_base"], root, tip))
+    except ValueError as exc:       # URDFError: the file, the text, or the links named
+        text = str(exc)
+        culprit = ("root_link" if root and repr(root) in text else "tip_link" if tip and repr(tip) in text
+                   else "urdf_file" if params["urdf_file"] and not params["robot_description"]
+                   else "robot_description")
+        named = "".join(f" with {n} {v!r}" for n, v in (("root_link", root), ("tip_link", tip)) if v)
+        raise ParameterError(culprit, f"{source}{named}: {text}") from None
+    model.gravity = params["gravity"]
+    if params["armature"]:
+        model.armature = _per_entry(params["armature"], len(model.joint_names), "armature",
+                                    f"model joint {model.joint_names}")
     _add_payload(model, params)
-    joints = list(params["joints"] or model.joint_names)
-    _check_names(joints, model, "joints", complete=False)
+    joints = params["joints"] or list(model.joint_names)
+    unknown = [j for j in joints if j not in model.joint_index]
+    if unknown:
+        raise ParameterError("joints", f"parameter joints: unknown joints {unknown}; the model's "
+                                       f"joints are {model.joint_names}")
     out_v = model.joint_offset[1] + np.array([model.joint_index[j] for j in joints], dtype=np.intp)
-    if params["feedforward.evaluate_at"] not in EVALUATE_AT:
-        raise ValueError(f"feedforward.evaluate_at must be one of {EVALUATE_AT}, "
-                         f"got {params['feedforward.evaluate_at']!r}")
-    kp = _gains(params["feedforward.kp"], "feedforward.kp", out_v, model.nv)
-    kd = _gains(params["feedforward.kd"], "feedforward.kd", out_v, model.nv)
-    rd.gravity_torques(model, _neutral(model))      # loads the compiled kernels now, not on the first message
+    gains = {}
+    for name in ("feedforward.kp", "feedforward.kd"):
+        gains[name] = np.zeros(model.nv)
+        gains[name][out_v] = _per_entry(params[name], len(joints), name, "`joints` entry")
+    # loads the compiled kernels now, not on the first message; and a last check of the numbers
+    if not np.isfinite(rd.gravity_torques(model, _neutral(model))).all():
+        raise ParameterError("gravity", "parameters gravity and payload.mass: the gravity torques "
+                                        "they give are not finite (values too large)")
+    kp, kd = gains["feedforward.kp"], gains["feedforward.kd"]
     return Config(model, joints, out_v, kp, kd, bool(kp.any() or kd.any()), params["feedforward.evaluate_at"])
 
 
 def _add_payload(model, params):
-    mass = float(params["payload.mass"])
+    """The payload's inertia added to the body of payload.link (tip_link if empty). The link is
+    checked even without a payload, so that a wrong name is refused when it is set."""
+    mass, link = params["payload.mass"], params["payload.link"]
+    if link and link not in model.frames:
+        raise ParameterError("payload.link", f"parameter payload.link: no link {link!r} in the model; "
+                                             f"its links are {model.frame_names}")
     if mass == 0.0:
         return
-    link = params["payload.link"] or params["tip_link"]
+    link = link or params["tip_link"]
     if not link:
-        raise ValueError("a payload needs payload.link or tip_link to say where it is attached")
-    com = _numbers(params["payload.com"], "payload.com", 3)
-    ixx, iyy, izz, ixy, ixz, iyz = _numbers(params["payload.inertia"], "payload.inertia", 6)
-    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    if mass < 0 or np.linalg.eigvalsh(inertia).min() < -1e-12:
-        raise ValueError(f"payload mass must be >= 0 and its inertia positive semi-definite, "
-                         f"got mass {mass} and inertia {list(params['payload.inertia'])}")
+        raise ParameterError("payload.link", "parameter payload.link (or tip_link) must name the link "
+                                             "carrying a payload of non-zero payload.mass")
     frame = model.frame(link)
     if frame.body < 0:
-        raise ValueError(f"payload link {link!r} is fixed to the world")
-    added = transform_inertia(inertia_about_origin(mass, com, inertia), frame.rotation, frame.translation)
+        raise ParameterError("payload.link", f"parameter payload.link: link {link!r} is fixed to the world")
+    ixx, iyy, izz, ixy, ixz, iyz = params["payload.inertia"]
+    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    added = transform_inertia(inertia_about_origin(mass, params["payload.com"], inertia),
+                              frame.rotation, frame.translation)
     model.set_body_inertia(frame.body, model.inertia[frame.body] + added)
 
 
@@ -156,6 +365,14 @@ def _check_names(names, model, what, complete=True):
     missing = [n for n in model.joint_names if n not in names] if complete else []
     if missing:
         raise ValueError(f"{what}: missing joints {missing}")
+
+
+def base_pose(position, orientation, what="base_pose"):
+    """geometry_msgs Point and Quaternion -> q[:7] (x y z qx qy qz qw), the quaternion normalised by
+    the library's one rule (model.unit_quaternion); ValueError naming `what` otherwise."""
+    p, o = position, orientation
+    return np.concatenate((_finite([p.x, p.y, p.z], f"{what}.position"),
+                           unit_quaternion([o.x, o.y, o.z, o.w], f"{what}.orientation")))
 
 
 class RequestState:
@@ -180,12 +397,11 @@ class RequestState:
             raise ValueError(f"{field} contains NaN or inf (joint {self.names[bad[0]]!r})")
         return x
 
-    def q(self, positions, base_pose=None):
+    def q(self, positions, pose=None):
         q = _neutral(self.model)
         q[self.iq] = self.joint_array(positions, "positions", optional=False)
-        if self.model.floating_base and base_pose is not None:
-            p, o = base_pose.position, base_pose.orientation
-            q[:7] = _finite([p.x, p.y, p.z, o.x, o.y, o.z, o.w], "base_pose")
+        if self.model.floating_base and pose is not None:
+            q[:7] = base_pose(pose.position, pose.orientation)
         return q
 
     def v(self, values, field, base=None):
@@ -246,6 +462,21 @@ def _solve_state(model, req, res, solve, given, result):
         _set_twist(getattr(res, result[1]), x[:6])
 
 
+#: numeric fields of the services' responses: all must be finite for success=true
+RESPONSE_ARRAYS = ("efforts", "accelerations", "jacobian")
+RESPONSE_TWISTS = ("base_wrench", "base_acceleration")
+
+
+def check_response_finite(response):
+    """ValueError if a number of the response is NaN or inf (a finite request can overflow)."""
+    for field in RESPONSE_ARRAYS:
+        if hasattr(response, field) and not math.isfinite(sum(getattr(response, field))):
+            raise ValueError(f"the {field} computed are not finite (the request's values are too large)")
+    for field in RESPONSE_TWISTS:
+        if hasattr(response, field) and not math.isfinite(sum(_twist(getattr(response, field)))):
+            raise ValueError(f"the {field} computed is not finite (the request's values are too large)")
+
+
 def _error_text(exc):
     return exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
 
@@ -276,11 +507,18 @@ def _subscription_qos(node, topic, qos):
         name, default = f"qos_overrides.{topic}.subscription.{policy}", getattr(qos, policy)
         enum = None if policy == "depth" else type(default)    # a policy enum: its short key is the value
         value = node.declare_parameter(name, default.short_key if enum else default, ParameterDescriptor(
-            description=f"{policy} for subscription `{topic}` with id `None`", read_only=True)).value
+            description=f"{policy} for subscription `{topic}` with id `None`", read_only=True,
+            dynamic_typing=True)).value
+        if enum is None:
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ParameterError(name, f"parameter {name} takes an integer >= 1; got {_shown(value)}")
+            qos.depth = value
+            continue
         try:
-            setattr(qos, policy, enum.get_from_short_key(value) if enum else value)
-        except KeyError:
-            raise ValueError(f"{name}: unknown {policy} {value!r}") from None
+            setattr(qos, policy, enum.get_from_short_key(value))
+        except (KeyError, AttributeError, TypeError):
+            raise ParameterError(name, f"parameter {name} takes one of {', '.join(enum.short_keys())}; "
+                                       f"got {_shown(value)}") from None
     return qos
 
 
@@ -288,13 +526,19 @@ class DynamicsNode(Node):
     """The node; joint_states arrives on `joint_states_node`, spun by main() on a thread of its own.
     self._lock guards what the two threads share: the configuration, the measured state and the
     reference, the joint maps, the counters, the output messages, and every dynamics computation
-    (single-state calls reuse the model's scratch buffers). Nothing is logged while it is held."""
+    (single-state calls reuse the model's scratch buffers). Nothing is logged while it is held.
+
+    Raises StartupError if a parameter or the URDF given as a parameter is invalid at start-up (the
+    message names it); later, an invalid change is refused with that message and the previous
+    configuration serves on."""
 
     def __init__(self, **kwargs):
         super().__init__("robot_dynamics", **kwargs)
-        for name, (default, text) in PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(
-                description=text, dynamic_typing=not isinstance(default, str)))
+        self._destroyed = False
+        for name, spec in PARAMETERS.items():
+            self.declare_parameter(name, spec.default, ParameterDescriptor(
+                description=spec.description, additional_constraints=f"takes {spec.form}",
+                read_only=spec.read_only, dynamic_typing=True))
         self._lock = threading.Lock()
         self.config = None
         self._load_cache, self._maps, self._pending = {}, {}, None
@@ -304,6 +548,17 @@ class DynamicsNode(Node):
         self._last_error = ""
         self._missing = []
         self._warned = {}
+        try:
+            params = self._params()
+            config = None
+            if self._description(params) is not None:
+                config = build_config(params, self._description(params), self._load_cache)
+            topic = self.resolve_topic_name("joint_states")     # with the user's remaps and namespace
+            qos = _subscription_qos(self, topic, qos_profile_sensor_data)
+        except ValueError as exc:       # ParameterError, URDFError
+            self.destroy_node()
+            raise StartupError(_error_text(exc)) from None
+        self._store_as_used(params)
 
         # no QoS event handlers on the outputs: each costs the executor ~2 us on every wake-up at 1 kHz
         publish = lambda kind, topic: self.create_publisher(  # noqa: E731
@@ -313,14 +568,12 @@ class DynamicsNode(Node):
         self.feedforward_out = (publish(JointState, "~/feedforward_torques"), JointState(),
                                 publish(Float64MultiArray, "~/feedforward_commands"), Float64MultiArray())
         self.pub_diag = publish(DiagnosticArray, "/diagnostics")
-        topic = self.resolve_topic_name("joint_states")     # with the user's remaps and namespace
         self.joint_states_node = Node(  # nothing but the subscription (its logging is this node's)
             f"{self.get_name()}_joint_states", namespace=self.get_namespace(), context=self.context,
             use_global_arguments=False,     # a __node:= remap would rename it too
             enable_rosout=False, start_parameter_services=False,
             parameter_overrides=[Parameter("start_type_description_service", value=False)])
-        self.joint_states_node.create_subscription(JointState, topic, self.on_joint_states,
-                                                   _subscription_qos(self, topic, qos_profile_sensor_data))
+        self.joint_states_node.create_subscription(JointState, topic, self.on_joint_states, qos)
         self.create_subscription(JointTrajectory, "~/reference", self.on_reference, 1)   # only the latest counts
         self.create_subscription(PoseStamped, "~/base_pose", self.on_base_pose, qos_profile_sensor_data)
         for name, kind, handler in (("inverse_dynamics", srv.InverseDynamics, self.inverse_dynamics),
@@ -329,23 +582,45 @@ class DynamicsNode(Node):
                                     ("wrench_to_joint_torques", srv.WrenchToJointTorques, self.wrench_to_joint_torques)):
             self.create_service(kind, f"~/{name}", self._guarded(handler))
 
-        params = self._params()
-        if params["robot_description"] or params["urdf_file"]:
-            self._reconfigure(params)
+        if config is not None:
+            self._apply(config)
         else:
             self.get_logger().info("no robot_description or urdf_file parameter: waiting for a URDF on "
                                    f"{self.resolve_topic_name('robot_description')}; publishing nothing until then")
-            self.create_subscription(String, "robot_description", self.on_description, DESCRIPTION_QOS)
+        # always: a description parameter emptied at run time falls back to the topic's
+        self.create_subscription(String, "robot_description", self.on_description, DESCRIPTION_QOS)
+        self.add_pre_set_parameters_callback(self._as_used)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._post_set_parameters)
         self._diag_time = time.monotonic()
-        self.create_timer(float(params["diagnostics_period"]), self.publish_diagnostics)
+        self.create_timer(params["diagnostics_period"], self.publish_diagnostics)
 
     # --- configuration ----------------------------------------------------------------------------
     def _params(self, changes=()):
-        params = {name: self.get_parameter(name).value for name in PARAMETERS}
-        params.update({p.name: p.value for p in changes})
-        return params
+        """Every parameter's value as used, with `changes` applied; ParameterError for a bad one."""
+        values = {name: self.get_parameter(name).value for name in PARAMETERS}
+        values.update({p.name: p.value for p in changes})
+        return check_parameters(values)
+
+    def _as_used(self, changes):
+        """rclpy's pre-set callback: numbers stored as floats (an integer list as a float list, a list
+        `ros2 param set` sent as a string as numbers). Bad values pass unchanged, to be refused by
+        _on_set_parameters with their reason."""
+        out = []
+        for p in changes:
+            if p.name in PARAMETERS:
+                try:
+                    p = _stored(p, check_parameter(p.name, p.value))
+                except ValueError:
+                    pass
+            out.append(p)
+        return out
+
+    def _store_as_used(self, params):
+        """At start-up (no callbacks yet): store the values as used, as _as_used does on a change."""
+        stored = [_stored(self.get_parameter(name), value) for name, value in params.items()
+                  if not PARAMETERS[name].read_only]
+        self.set_parameters([p for p in stored if p is not self.get_parameter(p.name)])
 
     def _description(self, params):
         return params["robot_description"] or params["urdf_file"] or self._topic_description
@@ -380,17 +655,25 @@ class DynamicsNode(Node):
                                f"nv={model.nv}, total mass {model.total_mass:.3f} kg; output joints {config.joints}")
 
     def _on_set_parameters(self, changes):
+        """Check the changed values and build the configuration they give; refuse naming the problem."""
         known = [p for p in changes if p.name in PARAMETERS]
         if not known:
             return SetParametersResult(successful=True)
-        params = self._params(known)
-        if self._description(params) is None:
-            self._pending = None        # nothing to build yet; checked when a description arrives
-            return SetParametersResult(successful=True)
         try:
-            self._pending = build_config(params, self._description(params), self._load_cache)
+            params = self._params(known)
+            description = self._description(params)
+            if description is None:
+                if self.config is not None:
+                    raise ParameterError("urdf_file", "parameters robot_description and urdf_file cannot both "
+                                                      "be empty: no URDF came on the robot_description topic")
+                pending = None      # no URDF yet: the model-dependent checks run when one arrives
+            else:
+                pending = build_config(params, description, self._load_cache)
         except Exception as exc:
-            return SetParametersResult(successful=False, reason=_error_text(exc))
+            for p in known:     # rclpy set the dynamic descriptor's type to the refused value's: put it back
+                self.describe_parameter(p.name).type = self.get_parameter(p.name).type_.value
+            return SetParametersResult(successful=False, reason=_error_text(exc) or type(exc).__name__)
+        self._pending = pending
         return SetParametersResult(successful=True)
 
     def _post_set_parameters(self, changes):
@@ -399,10 +682,11 @@ class DynamicsNode(Node):
             self._apply(pending, keep_state=True)   # e.g. a gravity change keeps the measured state
 
     def on_description(self, msg):
-        previous, self._topic_description = self._topic_description, msg.data
         params = self._params()
         if params["robot_description"] or params["urdf_file"]:
+            self._topic_description = msg.data      # kept: used if both parameters are emptied
             return      # a description parameter wins over the topic
+        previous, self._topic_description = self._topic_description, msg.data
         if not self._reconfigure(params):
             self._topic_description = previous
 
@@ -411,7 +695,10 @@ class DynamicsNode(Node):
         """On the joint_states thread."""
         t0 = time.perf_counter()
         with self._lock:
-            warning = self._take_joint_states(msg, t0)
+            try:
+                warning = self._take_joint_states(msg, t0)
+            except Exception as exc:    # never let the thread die: count it, say it, go on
+                warning = self._reject(f"joint_states rejected: {_error_text(exc) or type(exc).__name__}")
         self._warn(warning)
 
     def _take_joint_states(self, msg, t0):
@@ -444,17 +731,20 @@ class DynamicsNode(Node):
                 return self._throttled("waiting", f"waiting for joint_states of {self._missing}; "
                                                   "publishing nothing", 5.0)
         stamp = msg.header.stamp
-        self._publish(self.gravity_out, rd.gravity_torques(config.model, self._q), stamp)
+        warning = self._publish(self.gravity_out, rd.gravity_torques(config.model, self._q), stamp, "gravity")
         if self._reference is not None:
-            self._publish_feedforward(stamp)
+            warning = self._publish_feedforward(stamp) or warning
         self._record(time.perf_counter() - t0)
-        return None
+        return warning
 
-    def _publish(self, outputs, tau, stamp):
+    def _publish(self, outputs, tau, stamp, what):
         """One torque vector to a JointState and a Float64MultiArray publisher; the messages are
-        built once per configuration and only refilled here."""
+        built once per configuration and only refilled here. Nothing is published if a torque is
+        not finite (a finite state can still overflow): the warning to log is returned."""
         pub_state, state, pub_command, command = outputs
         effort = array.array("d", tau[self.config.out_v].tobytes())
+        if not math.isfinite(sum(effort)):      # NaN and inf survive the sum; ~0.2 us
+            return self._reject(f"{what} torques not finite for this state (values too large): not published")
         if pub_state.get_subscription_count():
             state.header.stamp = stamp
             state.effort = effort
@@ -462,6 +752,7 @@ class DynamicsNode(Node):
         if pub_command.get_subscription_count():
             command.data = effort
             pub_command.publish(command)
+        return None
 
     def _reject(self, text):
         """Count a bad input (lock held); the text to log, each distinct one at most every 2 s."""
@@ -474,6 +765,8 @@ class DynamicsNode(Node):
         now = time.monotonic()
         if now - self._warned.get(key, -1e9) <= period:
             return None
+        if len(self._warned) > 256:
+            self._warned.clear()
         self._warned[key] = now
         return text
 
@@ -489,22 +782,26 @@ class DynamicsNode(Node):
         s["latency_max"] = max(s["latency_max"], seconds)
 
     def on_base_pose(self, msg):
-        p, o = msg.pose.position, msg.pose.orientation
-        x = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
-        norm = np.linalg.norm(x[3:])
+        try:
+            pose, problem = base_pose(msg.pose.position, msg.pose.orientation), None
+        except ValueError as exc:
+            pose, problem = None, str(exc)
         with self._lock:
             if self.config is None or not self.config.model.floating_base:
                 return
-            if np.all(np.isfinite(x)) and abs(norm - 1.0) <= 1e-6:
-                self._q[:7] = x
+            if problem is None:
+                self._q[:7] = pose
                 return
-            warning = self._reject(f"base_pose rejected: needs finite values and a unit quaternion (norm {norm:.6g})")
+            warning = self._reject(f"base_pose rejected: {problem}")
         self._warn(warning)
 
     # --- reference -> computed-torque feedforward -----------------------------------------------------
     def on_reference(self, msg):
         with self._lock:
-            warning = self._take_reference(msg)
+            try:
+                warning = self._take_reference(msg)
+            except Exception as exc:
+                warning = self._reject(f"reference rejected: {_error_text(exc) or type(exc).__name__}")
         self._warn(warning)
 
     def _take_reference(self, msg):
@@ -525,12 +822,12 @@ class DynamicsNode(Node):
         except ValueError as exc:
             return self._reject(f"reference rejected: {_error_text(exc)}")
         if self._complete or (config.evaluate_at == "desired" and not config.feedback):
-            self._publish_feedforward(msg.header.stamp)
+            return self._publish_feedforward(msg.header.stamp)
         return None
 
     def _publish_feedforward(self, stamp):
         """tau = M(q_e)(qdd_d + kp (q_d - q) + kd (qd_d - qd)) + C(q_e, qd_e) qd_e + g(q_e), one RNEA
-        (seed 001 computed-torque control); q_e is the desired or the measured state."""
+        (computed-torque control); q_e is the desired or the measured state."""
         config = self.config
         q_d, v_d, a_d = self._reference
         a = a_d
@@ -539,20 +836,30 @@ class DynamicsNode(Node):
             error_q[config.model.joint_offset[1]:] = (q_d - self._q)[config.model.joint_offset[0]:]
             a = a_d + config.kp * error_q + config.kd * (v_d - self._v)
         q_e, v_e = (q_d, v_d) if config.evaluate_at == "desired" else (self._q, self._v)
-        self._publish(self.feedforward_out, rd.inverse_dynamics(config.model, q_e, v_e, a), stamp)
+        return self._publish(self.feedforward_out, rd.inverse_dynamics(config.model, q_e, v_e, a), stamp,
+                             "feedforward")
 
     # --- services -------------------------------------------------------------------------------------
+    def _no_model(self):
+        """Why there is no model, for a service answer."""
+        if self._last_error:
+            return f"no robot model: {self._last_error}"
+        return ("no robot model loaded yet (set robot_description or urdf_file, or publish the URDF on "
+                f"{self.resolve_topic_name('robot_description')})")
+
     def _guarded(self, handler):
-        """Run a service handler; any error becomes success=false with a message naming it."""
+        """Run a service handler; any error, or a result that is not finite, becomes success=false with
+        a message naming it."""
         def serve(request, response):
             try:
                 with self._lock:
                     if self.config is None:
-                        raise ValueError("no robot model loaded yet (set robot_description or urdf_file, "
-                                         "or publish the URDF on robot_description)")
+                        raise ValueError(self._no_model())
                     handler(self.config.model, request, response)
+                check_response_finite(response)
                 response.success, response.message = True, "ok"
             except Exception as exc:
+                response = type(response)()      # nothing half-computed goes back with a refusal
                 response.success, response.message = False, _error_text(exc) or type(exc).__name__
                 with self._lock:
                     self._stats["rejected"] += 1
@@ -615,7 +922,7 @@ class DynamicsNode(Node):
             "last error": last_error,
         }
         if config is None:
-            status.level, status.message = DiagnosticStatus.ERROR, "no robot model loaded"
+            status.level, status.message = DiagnosticStatus.ERROR, self._no_model()
         elif missing:
             status.level, status.message = DiagnosticStatus.WARN, f"waiting for joint_states of {missing}"
         elif s["rejected"]:
@@ -629,8 +936,66 @@ class DynamicsNode(Node):
         self.pub_diag.publish(diag)
 
     def destroy_node(self):
-        self.joint_states_node.destroy_node()
-        super().destroy_node()
+        if not self._destroyed:
+            self._destroyed = True
+            if hasattr(self, "joint_states_node"):
+                self.joint_states_node.destroy_node()
+            super().destroy_node()
+
+
+def _stored(parameter, value):
+    """The Parameter to store for a value as used (floats, not integers or a string), or the
+    parameter itself if it is stored that way already (an empty list is left as it came)."""
+    if isinstance(value, list) and not value:
+        return parameter
+    stored = Parameter(parameter.name, value=value)
+    if stored.type_ == parameter.type_ and stored.value == parameter.value:
+        return parameter
+    return stored
+
+
+# --- the process: signals, executors, exit ------------------------------------------------------------
+class StopSignals:
+    """SIGINT and SIGTERM, from main()'s first line to its return, as one request to stop.
+
+    The first signal raises KeyboardInterrupt in the main thread while armed (the main executor spins
+    there; rclpy's handler, which is chained after this one, wakes the executors so that the main
+    thread gets to run it). Before that (start-up, model loading) it is only recorded, and main()
+    stops before spinning. Every later signal is ignored: a terminal's Ctrl-C signals the whole
+    process group and ros2 launch forwards one more SIGINT, and the second must not interrupt the
+    cleanup. Signals that came before main() (see the executable) are passed in `received`."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, received=()):
+        self.received = list(received)
+        self.armed = False
+        for signum in self.SIGNALS:
+            signal.signal(signum, self._handle)
+
+    def _handle(self, signum, frame):
+        self.received.append(signum)
+        if self.armed and len(self.received) == 1:
+            self.armed = False
+            raise KeyboardInterrupt
+
+    def ignore(self):
+        """From now on ignore SIGINT and SIGTERM at the OS level: the process is ending, and Python's
+        finalisation would put back their default handlers (a late second Ctrl-C would then kill it
+        with SIGINT instead of letting it exit 0)."""
+        for signum in self.SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+
+    @contextmanager
+    def raising(self):
+        """Within: the first signal raises KeyboardInterrupt (at once, if one came already)."""
+        self.armed = True
+        try:
+            if self.received:
+                raise KeyboardInterrupt
+            yield
+        finally:
+            self.armed = False
 
 
 def _spin_joint_states(executor, main_executor, failure):
@@ -641,42 +1006,71 @@ def _spin_joint_states(executor, main_executor, failure):
         pass
     except Exception as exc:
         failure.append(exc)
-        main_executor.shutdown()
+        main_executor.shutdown(timeout_sec=0)
 
 
-def main(args=None):
-    rclpy.init(args=args)
+def _startup_hint(text):
+    if "Sequence should be of same type" in text:
+        return (" (rcl reads each list of a parameter file or -p override as one type: write every number "
+                "of a list of floats with a decimal point, e.g. [0.0, 0.0, -9.81], not [0, 0, -9.81])")
+    return ""
+
+
+def main(args=None, signals_received=()):
+    """Run the node until SIGINT or SIGTERM: exit code 0, or 1 if it cannot start as configured.
+    signals_received: SIGINT / SIGTERM caught before main() (the executable's first lines)."""
+    stop = StopSignals(signals_received)     # before rclpy.init: rclpy chains its handler to these
+    logger = rclpy.logging.get_logger("robot_dynamics")
+    try:
+        rclpy.init(args=args)
+    except Exception as exc:    # e.g. a parameter file rcl cannot read: rcl said why, add what to do
+        text = str(exc)
+        logger.fatal(f"cannot start: {text}{_startup_hint(text)}")
+        stop.ignore()
+        return 1
     # the executors before the node: a signal during start-up then finds them whole
     executor, joint_states_executor = SingleThreadedExecutor(), SingleThreadedExecutor()
-    node, failure = None, []
+    node, failure, code = None, [], 0
     thread = threading.Thread(target=_spin_joint_states, args=(joint_states_executor, executor, failure),
-                              name="joint_states")
+                              name="joint_states", daemon=True)
     try:
-        node = DynamicsNode()
-        joint_states_executor.add_node(node.joint_states_node)
-        thread.start()
-        executor.add_node(node)
-        executor.spin()
-        if failure:
-            raise failure[0]
+        if not stop.received:
+            node = DynamicsNode()
+            joint_states_executor.add_node(node.joint_states_node)
+            thread.start()
+            executor.add_node(node)
+            with stop.raising():
+                executor.spin()
+            if failure:
+                raise failure[0]
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except StartupError as exc:
+        if not stop.received:
+            logger.fatal(f"cannot start: {exc}")
+            code = 1
     except Exception:
-        if rclpy.ok():      # not a SIGTERM/SIGINT shutdown racing the start-up
+        if not stop.received:    # else a signal during start-up shut the context down under it
             raise
     finally:
+        stop.armed = False
         # shutdown first: it joins rclpy's signal thread, which triggers every executor's SIGINT
-        # guard condition unsynchronised (destroying one under it crashed ~1 exit in 10), and it
-        # wakes both executors
+        # guard condition unsynchronised (destroying one under it crashed ~1 exit in 10). That thread
+        # wakes the executors *before* it shuts the context down, and then nobody wakes them: wake
+        # the joint_states executor here (it has no timer), so that it sees the context down
         rclpy.try_shutdown()
+        joint_states_executor.wake()
         if thread.is_alive():
-            thread.join()
+            thread.join(JOIN_TIMEOUT)
+            if thread.is_alive():
+                logger.error(f"the joint_states thread did not stop within {JOIN_TIMEOUT} s")
         executor.shutdown()
         joint_states_executor.shutdown()
         if node is not None:
             node.destroy_node()
-    return 0
+        stop.ignore()
+    return code
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(signals_received=_EARLY_SIGNALS))

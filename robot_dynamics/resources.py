@@ -11,12 +11,22 @@ MODELS = {
 DEFAULT_MODEL = "puma560"
 
 
+def _ament_share():
+    """share/robot_dynamics of the ROS 2 package (a colcon install), or None."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        return get_package_share_directory("robot_dynamics")
+    except Exception:       # not installed, no ament_index_python, no AMENT_PREFIX_PATH
+        return None
+
+
 def urdf_dir():
-    """The bundled urdf/ folder: beside the package in a source or editable checkout,
-    under <prefix>/share/robot_dynamics once installed."""
-    for path in (os.path.join(os.path.dirname(_HERE), "urdf"),
-                 os.path.join(sys.prefix, "share", "robot_dynamics", "urdf")):
-        if os.path.isdir(path):
+    """The bundled urdf/ folder: beside the package in a source or editable checkout, in the ROS 2
+    package's share folder (colcon), or under <prefix>/share/robot_dynamics once installed."""
+    for where in (lambda: os.path.dirname(_HERE), _ament_share,
+                  lambda: os.path.join(sys.prefix, "share", "robot_dynamics")):
+        path = where() and os.path.join(where(), "urdf")
+        if path and os.path.isdir(path):
             return path
     raise FileNotFoundError("the bundled urdf/ folder is missing from this installation")
 

@@ -43,6 +43,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from .model import per_joint
+from .node import JOIN_TIMEOUT, StopSignals
 from .urdf import urdf_text
 
 MAX_LAG = 0.05          # s behind the wall clock the stepping may catch up on; beyond, sim time slows down
@@ -169,25 +170,34 @@ def spin_until_shutdown(executor):
         pass
 
 
-def main(args=None):
+def main(args=None, signals_received=()):
+    """Run until SIGINT or SIGTERM (exit code 0; 1 for a bad parameter or URDF). Signals are taken as
+    the dynamics node takes them (node.StopSignals): a second Ctrl-C does not interrupt the cleanup."""
+    stop = StopSignals(signals_received)     # before rclpy.init: rclpy chains its handler to these
     rclpy.init(args=args)
     executor = SingleThreadedExecutor()
-    spinner = threading.Thread(target=spin_until_shutdown, args=(executor,))
+    spinner = threading.Thread(target=spin_until_shutdown, args=(executor,), daemon=True)
+    code = 0
     try:
-        node = SimArm()
-        executor.add_node(node)
-        spinner.start()
-        node.run()
+        if not stop.received:
+            node = SimArm()
+            executor.add_node(node)
+            spinner.start()
+            with stop.raising():
+                node.run()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except ValueError as exc:   # a bad parameter or URDF, named in the message
-        rclpy.logging.get_logger("sim_arm").fatal(str(exc))
-        return 1
+        if not stop.received:
+            rclpy.logging.get_logger("sim_arm").fatal(str(exc))
+            code = 1
     finally:
-        rclpy.try_shutdown()    # also ends the executor's spin
+        rclpy.try_shutdown()    # ends the executor's spin, unless rclpy's signal thread shut the context
+        executor.wake()         # down first: then this wakes it to see that
         if spinner.is_alive():
-            spinner.join()
-    return 0
+            spinner.join(JOIN_TIMEOUT)
+        stop.ignore()
+    return code
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ class Client:
 
     def __init__(self):
         self.node = rclpy.create_node(f"test_client_{os.getpid()}_{next(self._count)}")
-        self.inbox, self._publishers, self._clients = {}, {}, {}
+        self.inbox, self._publishers, self._clients, self._parameter_clients = {}, {}, {}, {}
 
     def close(self):
         self.node.destroy_node()
@@ -124,11 +124,18 @@ class Client:
 
     def set_parameters(self, node_name, **values):
         """Set parameters of a node atomically (name__sub for name.sub); the SetParametersResult."""
-        client = AsyncParameterClient(self.node, node_name)
+        if node_name not in self._parameter_clients:
+            self._parameter_clients[node_name] = AsyncParameterClient(self.node, node_name)
+        client = self._parameter_clients[node_name]
         assert client.wait_for_services(timeout_sec=20.0)
-        future = client.set_parameters_atomically([Parameter(k.replace("__", "."), value=v) for k, v in values.items()])
-        rclpy.spin_until_future_complete(self.node, future, timeout_sec=20.0)
-        return future.result().result
+        parameters = [Parameter(k.replace("__", "."), value=v) for k, v in values.items()]
+        for _ in range(3):      # a response can be lost right after discovery, as in call(): ask again
+            future = client.set_parameters_atomically(parameters)
+            rclpy.spin_until_future_complete(self.node, future, timeout_sec=7.0)
+            if future.done():
+                return future.result().result
+            future.cancel()
+        pytest.fail(f"no answer from {node_name}'s set_parameters_atomically to 3 requests")
 
     def get_parameters(self, node_name, *names):
         """Values of parameters of a node (unset ones as None)."""
