@@ -36,32 +36,38 @@ def integrate(model, q, v):
     Quaternions stay unit."""
     q, v = _check(model, q, model.nq, "q"), _check(model, v, model.nv, "v")
     out = np.array(np.broadcast_to(q, np.broadcast_shapes(q.shape[:-1], v.shape[:-1]) + (model.nq,)))
-    for j in model.joints:
+    oq, ov = model.joint_offset
+    out[..., oq:] += v[..., ov:]                 # one-coordinate joints add
+    for j in _multi(model):
         qj, vj = q[..., j.idx_q:j.idx_q + j.nq], v[..., j.idx_v:j.idx_v + j.nv]
         if j.kind == "floating":
             out[..., j.idx_q:j.idx_q + 7] = _se3_integrate(qj, vj)
-        elif j.kind == "planar":
-            out[..., j.idx_q:j.idx_q + 3] = _se2_integrate(qj, vj)
         else:
-            out[..., j.idx_q] = qj[..., 0] + vj[..., 0]
+            out[..., j.idx_q:j.idx_q + 3] = _se2_integrate(qj, vj)
     return out
 
 
 def difference(model, q0, q1):
     """The velocity v that `integrate` turns q0 into q1 with: q1 = q0 (+) v."""
     q0, q1 = _check(model, q0, model.nq, "q0"), _check(model, q1, model.nq, "q1")
-    out = np.zeros(np.broadcast_shapes(q0.shape[:-1], q1.shape[:-1]) + (model.nv,))
-    for j in model.joints:
+    out = np.empty(np.broadcast_shapes(q0.shape[:-1], q1.shape[:-1]) + (model.nv,))
+    oq, ov = model.joint_offset
+    out[..., ov:] = q1[..., oq:] - q0[..., oq:]  # one-coordinate joints subtract,
+    turn = model.continuous                      # a continuous joint the shortest way round
+    if turn.any():
+        out[..., ov:][..., turn] = _wrap(out[..., ov:][..., turn])
+    for j in _multi(model):
         a, b = q0[..., j.idx_q:j.idx_q + j.nq], q1[..., j.idx_q:j.idx_q + j.nq]
         if j.kind == "floating":
             out[..., j.idx_v:j.idx_v + 6] = _se3_difference(a, b)
-        elif j.kind == "planar":
-            out[..., j.idx_v:j.idx_v + 3] = _se2_difference(a, b)
-        elif j.kind == "continuous":
-            out[..., j.idx_v] = _wrap(b[..., 0] - a[..., 0])
         else:
-            out[..., j.idx_v] = b[..., 0] - a[..., 0]
+            out[..., j.idx_v:j.idx_v + 3] = _se2_difference(a, b)
     return out
+
+
+def _multi(model):
+    """The floating and planar joints (their coordinates come first in q and v)."""
+    return model.joints[:len(model.joints) - len(model.joint_names)]
 
 
 def random_configuration(model, rng=None, n=None):
@@ -86,6 +92,68 @@ def random_configuration(model, rng=None, n=None):
                 lo, hi = -np.pi, np.pi
             q[..., j.idx_q] = rng.uniform(lo, hi, shape)
     return q
+
+
+# --- the root joint's coordinates from a pose ---------------------------------------------------------
+def root_coordinates(model, position, quaternion, tolerance=1e-3):
+    """The coordinates of a floating or planar root joint that put its link at the world pose
+    (position [m], quaternion x y z w): for a floating root the pose itself, the quaternion
+    normalised (model.unit_quaternion); for a planar root [x y theta] in its plane, refusing a pose
+    that leaves the plane by more than `tolerance` (m, or rad of tilt). ValueError naming the
+    problem; also if the model has no such root."""
+    from .model import unit_quaternion      # noqa: PLC0415 (model imports nothing from here)
+    root = model.root_joint
+    p = np.asarray(position, dtype=float).reshape(-1)
+    if p.shape != (3,) or not np.all(np.isfinite(p)):
+        raise ValueError(f"position must be 3 finite numbers, got {position!r}")
+    quat = unit_quaternion(quaternion, "orientation")
+    if root is None:
+        raise ValueError(f"model {model.name!r} has no floating or planar root joint to take a pose")
+    R = _quat_matrix(quat)
+    R0, p0, Q = model.tree_rotation[0], model.tree_translation[0], _joint_axes(model, 0)
+    rel_p, rel_R = Q.T @ R0.T @ (p - p0), Q.T @ R0.T @ R @ Q     # in the joint frame at zero
+    if root.kind == "floating":         # Q = 1; the quaternion kept as given where the joint is unrotated
+        return np.concatenate((rel_p, quat if np.array_equal(R0, np.eye(3)) else _matrix_quat(rel_R)))
+    off, tilt = abs(rel_p[2]), float(np.hypot(rel_R[0, 2], rel_R[1, 2]))
+    if off > tolerance or tilt > tolerance:
+        raise ValueError(f"the pose leaves the plane of planar root joint {root.name!r} by {off:.3g} m and "
+                         f"{tilt:.3g} rad (tolerance {tolerance:g})")
+    return np.array([rel_p[0], rel_p[1], np.arctan2(rel_R[1, 0], rel_R[0, 0])])
+
+
+def _joint_axes(model, body):
+    """Q, the joint frame's axes in the body frame (layout.AXES)."""
+    from .layout import AXES      # noqa: PLC0415
+    return model.packed[body, AXES:AXES + 9].reshape(3, 3)
+
+
+def root_twist_coordinates(model, twist):
+    """The root joint's velocity coordinates from a twist [linear; angular] in the root link's
+    frame (a floating root takes it as is; a planar root its in-plane part, refusing the rest)."""
+    t = np.asarray(twist, dtype=float).reshape(-1)
+    if t.shape != (6,) or not np.all(np.isfinite(t)):
+        raise ValueError(f"a twist is 6 finite numbers [linear; angular], got {twist!r}")
+    root = model.root_joint
+    if root is None or root.kind == "floating":
+        return t
+    Q = _joint_axes(model, 0)
+    lin, ang = Q.T @ t[:3], Q.T @ t[3:]
+    out_of_plane = max(abs(lin[2]), abs(ang[0]), abs(ang[1]))
+    if out_of_plane > 1e-9 * max(1.0, np.abs(t).max()):
+        raise ValueError(f"planar root joint {root.name!r} moves in its plane only; the twist leaves it "
+                         f"(out-of-plane part {out_of_plane:.3g})")
+    return np.array([lin[0], lin[1], ang[2]])
+
+
+def root_twist(model, coordinates):
+    """The inverse of `root_twist_coordinates`: a twist (or wrench) [linear; angular] in the root
+    link's frame from the root joint's velocity coordinates (or generalized forces)."""
+    root = model.root_joint
+    x = np.asarray(coordinates, dtype=float)
+    if root is None or root.kind == "floating":
+        return x[:6]
+    Q = _joint_axes(model, 0)
+    return np.concatenate((Q @ [x[0], x[1], 0.0], Q @ [0.0, 0.0, x[2]]))
 
 
 # --- SE(2) and SE(3) ---------------------------------------------------------------------------
@@ -124,6 +192,22 @@ def _se2_difference(q0, q1):
 def _quat_multiply(p, q):
     pv, pw, qv, qw = p[..., :3], p[..., 3:], q[..., :3], q[..., 3:]
     return np.concatenate((pw * qv + qw * pv + np.cross(pv, qv), pw * qw - np.sum(pv * qv, -1, keepdims=True)), -1)
+
+
+def _matrix_quat(R):
+    """x y z w of a rotation matrix (Shepperd's method: the largest of the four first)."""
+    t = np.trace(R)
+    k = int(np.argmax([t, R[0, 0], R[1, 1], R[2, 2]]))
+    if k == 0:
+        w = np.sqrt(1.0 + t) / 2
+        q = [(R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w), w]
+    else:
+        i, j, m = k - 1, k % 3, (k + 1) % 3
+        x = np.sqrt(1.0 + R[i, i] - R[j, j] - R[m, m]) / 2
+        q = [0.0, 0.0, 0.0, (R[m, j] - R[j, m]) / (4 * x)]
+        q[i], q[j], q[m] = x, (R[j, i] + R[i, j]) / (4 * x), (R[m, i] + R[i, m]) / (4 * x)
+    q = np.array(q)
+    return q / np.linalg.norm(q)
 
 
 def _quat_matrix(q):

@@ -15,7 +15,8 @@ from .kernels import hybrid as _hybrid
 from .kernels import jacobian as _jacobian
 from .kernels import rnea as _rnea
 from .layout import AXES
-from .configuration import difference, integrate, neutral, random_configuration  # noqa: F401
+from .configuration import (difference, integrate, neutral, random_configuration,  # noqa: F401
+                            root_coordinates, root_twist, root_twist_coordinates)
 from .model import REFERENCES
 
 _REF_CODE = {"world": K.WORLD, "local": K.LOCAL, "local_world_aligned": K.LOCAL_WORLD_ALIGNED}

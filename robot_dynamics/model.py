@@ -158,6 +158,8 @@ class Model:
         self.has_mimic = len(self.v_source) != self.nv
         self.joint_index = {n: i for i, n in enumerate(self.joint_names)}
         self.joint_by_name = {j.name: j for j in self.joints}
+        #: per entry of joint_names: a continuous joint (its angle wraps)
+        self.continuous = np.array([self.joint_by_name[n].kind == "continuous" for n in self.joint_names], bool)
         multi = [j for j in self.joints if j.kind in ("floating", "planar")]
         self._offset = (sum(j.nq for j in multi), sum(j.nv for j in multi))
         if self._armature is None:

@@ -100,3 +100,46 @@ def test_bad_input_is_named():
         rd.integrate(m, rd.neutral(m), np.zeros(5))
     with pytest.raises(ValueError, match="q1 contains NaN"):
         rd.difference(m, rd.neutral(m), np.full(m.nq, np.nan))
+
+
+def _quaternion(R):
+    """x y z w of a rotation matrix (w >= 0)."""
+    w = np.sqrt(max(0.0, 1 + np.trace(R))) / 2
+    if w > 1e-6:
+        return np.array([(R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w), w])
+    x = np.sqrt(max(0.0, 1 + R[0, 0] - R[1, 1] - R[2, 2])) / 2
+    return np.array([x, (R[0, 1] + R[1, 0]) / (4 * x), (R[0, 2] + R[2, 0]) / (4 * x), (R[2, 1] - R[1, 2]) / (4 * x)])
+
+
+@pytest.mark.parametrize("name, floating_base", [("planar_base_arm", False), ("floating_object_arm", False), ("biped", True)])
+def test_root_coordinates_from_the_root_links_pose(name, floating_base):
+    """What the node does with ~/base_pose: the root link's world pose -> the root joint's q, and
+    a twist in the root link's frame -> its v (and back)."""
+    m = Pair(name, floating_base).model
+    root, link = m.root_joint, m.body_names[0]
+    rng = np.random.default_rng(16)
+    for _ in range(20):
+        q = rd.random_configuration(m, rng)
+        H = rd.frame_placement(m, q, link)
+        got = rd.root_coordinates(m, H[:3, 3], _quaternion(H[:3, :3]))
+        back = q.copy()
+        back[:root.nq] = got
+        np.testing.assert_allclose(rd.frame_placement(m, back, link), H, atol=1e-12)
+        v = rng.normal(size=m.nv)
+        v[root.nv:] = 0.0
+        J = rd.frame_jacobian(m, q, link, "local")
+        np.testing.assert_allclose(rd.root_twist(m, v[:root.nv]), J @ v, atol=1e-12)
+        np.testing.assert_allclose(rd.root_twist_coordinates(m, J @ v), v[:root.nv], atol=1e-12)
+    if root.kind == "planar":
+        H = rd.frame_placement(m, rd.neutral(m), link)
+        with pytest.raises(ValueError, match="leaves the plane of planar root joint 'base_planar' by 0.1 m"):
+            rd.root_coordinates(m, H[:3, 3] + H[:3, :3] @ [0, 0, 0.1], _quaternion(H[:3, :3]))
+        with pytest.raises(ValueError, match="moves in its plane only"):
+            rd.root_twist_coordinates(m, [0, 0, 1.0, 0, 0, 0])
+    with pytest.raises(ValueError, match="orientation must be 4 finite numbers"):
+        rd.root_coordinates(m, [0, 0, 0], [0, 0, 0, 0])
+
+
+def test_root_coordinates_need_a_free_root():
+    with pytest.raises(ValueError, match="has no floating or planar root joint"):
+        rd.root_coordinates(Pair("puma560").model, [0, 0, 0], [0, 0, 0, 1])
