@@ -34,7 +34,7 @@ test: $(AMENT)
 	$(VENV)/bin/pytest -q test
 
 demo: $(AMENT)   # the node in closed loop with a simulated arm (MuJoCo); table + out/closed_loop_demo.png
-	$(PY) -m robot_dynamics.closed_loop_demo
+	$(PY) -m robot_dynamics.demo.closed_loop_demo
 
 bench: $(AMENT)
 	$(PY) bench/bench_dynamics.py

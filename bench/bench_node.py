@@ -5,7 +5,7 @@
 
 Processes: this bench (one rclpy node holding the joint_states publisher, the output subscriber
 and the service client, on one thread) and, in a separate process over real DDS, either
-`python -m robot_dynamics.node` or, as the floor, a bare rclpy echo node (this file run with
+`python -m robot_dynamics.ros` or, as the floor, a bare rclpy echo node (this file run with
 --echo) that republishes each JointState (stamp, names, positions as efforts) on receipt and
 answers InverseDynamics with an empty response.
 
@@ -415,7 +415,7 @@ def soak(seconds):
     try:
         names = load_urdf(PANDA).joint_names
         msgs = joint_state_messages(names)
-        proc = start([sys.executable, "-m", "robot_dynamics.node", "--ros-args", "-r", f"__ns:={ns}",
+        proc = start([sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-r", f"__ns:={ns}",
                       "-p", f"urdf_file:={PANDA}"], "soak")
         try:
             bench.listen("robot_dynamics/gravity_torques")
@@ -509,7 +509,7 @@ def main():
         for label, urdf, floating in cases:
             names = load_urdf(urdf, floating_base=floating).joint_names
             msgs = joint_state_messages(names)
-            cmd = [sys.executable, "-m", "robot_dynamics.node", "--ros-args", "-r", f"__ns:={ns}",
+            cmd = [sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-r", f"__ns:={ns}",
                    "-p", f"urdf_file:={urdf}"] + (["-p", "floating_base:=true"] if floating else [])
             proc = start(cmd, label.split()[0])
             try:

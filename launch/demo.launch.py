@@ -1,6 +1,6 @@
 """The closed-loop demo setup: the simulated arm (sim_arm: the URDF in MuJoCo, 1 kHz, Gazebo's
 stand-in) and the robot_dynamics node holding it up, its ~/gravity_commands remapped onto the arm's
-effort controller. `make demo` (robot_dynamics/closed_loop_demo.py) starts the same two processes
+effort controller. `make demo` (robot_dynamics/demo/closed_loop_demo.py) starts the same two processes
 without ros2 launch, records them and adds the tracking scenario.
 
     ros2 launch robot_dynamics demo.launch.py

@@ -25,7 +25,7 @@ RUNNING = []      # every node process of this session; all must be gone at its 
 
 
 class NodeProcess:
-    """`python -m robot_dynamics.node` under a unique name, with its own joint_states and
+    """`python -m robot_dynamics.ros` under a unique name, with its own joint_states and
     robot_description topics so that nodes of different tests never hear each other."""
 
     def __init__(self, *params, name=None, ros_args=()):
@@ -34,7 +34,7 @@ class NodeProcess:
         self.joint_states = f"{self.ns}/joint_states_in"
         self.description = f"{self.ns}/description_in"
         self.log = tempfile.NamedTemporaryFile("w+", prefix=f"{self.name}_", suffix=".log", delete=False)
-        args = [sys.executable, "-m", "robot_dynamics.node", "--ros-args", "-r", f"__node:={self.name}",
+        args = [sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-r", f"__node:={self.name}",
                 "-r", f"joint_states:={self.joint_states}", "-r", f"robot_description:={self.description}"]
         args += list(ros_args)          # before the -p overrides, which win when they come last
         for p in params:

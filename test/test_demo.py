@@ -46,7 +46,7 @@ def ros():
 
 
 def test_gravity_compensation_holds_the_arm_that_otherwise_falls(ros, spawned):
-    from robot_dynamics import closed_loop_demo as demo  # imports rclpy
+    from robot_dynamics.demo import closed_loop_demo as demo  # imports rclpy
 
     model = load_urdf(demo.URDF)
     kp, kd = demo.pd_gains(model)
@@ -58,7 +58,7 @@ def test_gravity_compensation_holds_the_arm_that_otherwise_falls(ros, spawned):
     assert fall_drift.max() > FALL_MINIMUM, fall_drift
     np.testing.assert_allclose(hold.effort[-1], rd.gravity_torques(model, hold.q[-1]), atol=1e-6)
     ours = [p.args[2] for p in spawned if p.args[1:2] == ["-m"]]   # not matplotlib's first-run fc-list
-    assert ours == ["robot_dynamics.sim_arm", "robot_dynamics.node", "robot_dynamics.sim_arm"], ours
+    assert ours == ["robot_dynamics.demo.sim_arm", "robot_dynamics.ros", "robot_dynamics.demo.sim_arm"], ours
 
 
 def children_of(pid):
@@ -76,7 +76,7 @@ def children_of(pid):
 
 
 def test_ctrl_c_stops_the_demo_and_every_process_it_started():
-    command = [sys.executable, "-m", "robot_dynamics.closed_loop_demo", "--output", os.devnull]
+    command = [sys.executable, "-m", "robot_dynamics.demo.closed_loop_demo", "--output", os.devnull]
     demo = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30
@@ -101,7 +101,7 @@ def test_launch_file_starts_the_demo_setup():
     from launch import LaunchContext
     from launch.actions import DeclareLaunchArgument
 
-    from robot_dynamics import closed_loop_demo as demo  # imports rclpy
+    from robot_dynamics.demo import closed_loop_demo as demo  # imports rclpy
 
     spec = importlib.util.spec_from_file_location("demo_launch", LAUNCH_FILE)
     module = importlib.util.module_from_spec(spec)

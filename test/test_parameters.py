@@ -17,7 +17,7 @@ from rosnode import Client, NodeProcess, rclpy, stamp_ns, stop_all
 from rclpy.parameter import Parameter  # noqa: E402
 from robot_dynamics import dynamics as rd  # noqa: E402
 from robot_dynamics import load_urdf  # noqa: E402
-from robot_dynamics.node import DynamicsNode, StartupError  # noqa: E402
+from robot_dynamics.ros.node import DynamicsNode, StartupError  # noqa: E402
 from robot_dynamics.resources import bundled_urdf  # noqa: E402
 from robot_dynamics_interfaces.srv import ForwardDynamics, InverseDynamics  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -81,7 +81,7 @@ def test_a_bad_value_at_startup_stops_the_node_naming_it(ros, name, value, what)
 
 def run_node(*args, timeout=30):
     """The node's executable with a parameter file or overrides; (exit code, output) once it exits."""
-    command = [sys.executable, "-m", "robot_dynamics.node", "--ros-args", "-r",
+    command = [sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-r",
                f"__node:=params{os.getpid()}"] + list(args)
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     return done.returncode, done.stdout + done.stderr

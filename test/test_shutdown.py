@@ -4,7 +4,7 @@ signal comes (while its modules load, during rclpy's start, while the model load
 two SIGINTs: one from the terminal, one forwarded by launch).
 
 Each run starts the installed executable (lib/robot_dynamics/dynamics_node, what ros2 run and ros2
-launch start; `make` installs it) or `python -m robot_dynamics.node`, waits until the process
+launch start; `make` installs it) or `python -m robot_dynamics.ros`, waits until the process
 catches SIGTERM (the first line of the node's code has run: before it, the interpreter starts and
 the ROS wheels re-exec Python, and a signal then gets Python's default handling), waits a random
 time, and signals it."""
@@ -113,7 +113,7 @@ def test_every_signal_stops_the_node_cleanly(ros, entry, traffic):
         for pattern in PATTERNS:
             name = f"stop{os.getpid()}_{entry}_{int(traffic)}_{k}_{pattern.replace(' ', '')}"
             topic = f"/{name}/joint_states_in"
-            program = [EXECUTABLE] if entry == "executable" else [sys.executable, "-m", "robot_dynamics.node"]
+            program = [EXECUTABLE] if entry == "executable" else [sys.executable, "-m", "robot_dynamics.ros"]
             command = program + ["--ros-args", "-r", f"__node:={name}", "-r", f"joint_states:={topic}",
                                  "-p", f"urdf_file:={PUMA}"]
             stream = Stream(topic) if traffic else None

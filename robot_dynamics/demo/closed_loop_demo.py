@@ -3,7 +3,7 @@ for Gazebo.
 
 Scenario 1, gravity compensation: the arm starts at START_POSE. The node's ~/gravity_commands,
 remapped onto the arm's effort controller, hold it still; with zero efforts it falls.
-Scenario 2, computed-torque tracking: a quintic point-to-point move (seed 003 section 4) is sent
+Scenario 2, computed-torque tracking: a quintic point-to-point move (Lynch and Park, Modern Robotics, ch. 9) is sent
 to the node's ~/reference at every control step; this process adds a PD on the tracking error to the
 node's feedforward (a joint trajectory controller with effort feedforward), and then runs the PD
 alone with the same gains.
@@ -35,9 +35,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from . import dynamics as rd
-from .resources import bundled_urdf
-from .urdf import load_urdf
+from .. import dynamics as rd
+from ..resources import bundled_urdf
+from ..urdf import load_urdf
 
 URDF = bundled_urdf("puma560")
 CONTROLLER = "effort_controller"
@@ -54,7 +54,7 @@ STOP_TIMEOUT = 5.0    # s a child gets to exit after SIGINT before it is killed
 
 def quintic(start, goal, duration, t):
     """Point-to-point move start -> goal in joint space, theta(s(t)) = start + s(t) (goal - start)
-    (seed 003 section 4.1.2), with the quintic time scaling s = 10 r^3 - 15 r^4 + 6 r^5, r = t / T:
+    (Lynch and Park, Modern Robotics, section 9.2), with the quintic time scaling s = 10 r^3 - 15 r^4 + 6 r^5, r = t / T:
     zero velocity and acceleration at both ends. Returns positions, velocities, accelerations."""
     r = min(max(t / duration, 0.0), 1.0)
     delta = goal - start
@@ -181,13 +181,13 @@ def sim_command(joints):
     parameters = {"urdf_file": URDF, "controller": CONTROLLER, "joints": yaml_list(joints),
                   "initial_positions": yaml_list(map(float, START_POSE)), "rate": 1e9 / STEP_NS,
                   "lockstep": "true"}
-    return [sys.executable, "-m", "robot_dynamics.sim_arm", "--ros-args"] + [
+    return [sys.executable, "-m", "robot_dynamics.demo.sim_arm", "--ros-args"] + [
         argument for name, value in parameters.items() for argument in ("-p", f"{name}:={value}")]
 
 
 def node_command(run):
     """The robot_dynamics node, for the runs that use it (None for the others)."""
-    command = [sys.executable, "-m", "robot_dynamics.node", "--ros-args",
+    command = [sys.executable, "-m", "robot_dynamics.ros", "--ros-args",
                "-p", f"urdf_file:={URDF}", "-p", "use_sim_time:=true"]
     if run.command == "node":
         return command + ["-r", f"~/gravity_commands:=/{CONTROLLER}/commands"]

@@ -22,7 +22,7 @@ physics loop (like gz_ros2_control's): the loop then behaves the same however lo
 only slower. A state left unanswered for LOCKSTEP_RESEND (a lost message, or nobody listening yet)
 is published again.
 
-Run: `sim_arm --ros-args -p urdf_file:=urdf/puma560.urdf` (or `python -m robot_dynamics.sim_arm`).
+Run: `sim_arm --ros-args -p urdf_file:=urdf/puma560.urdf` (or `python -m robot_dynamics.demo.sim_arm`).
 """
 import sys
 import threading
@@ -42,9 +42,9 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from .model import per_joint
-from .node import JOIN_TIMEOUT, StopSignals
-from .urdf import urdf_text
+from ..model import per_joint
+from ..ros.main import JOIN_TIMEOUT, StopSignals
+from ..urdf import urdf_text
 
 MAX_LAG = 0.05          # s behind the wall clock the stepping may catch up on; beyond, sim time slows down
 LOCKSTEP_RESEND = 0.1   # s without a command before the same state is published again (lockstep)

@@ -1,0 +1,35 @@
+"""What the node reports on /diagnostics, from the counters of one period (no rclpy)."""
+
+
+def period_stats():
+    """Counters of one diagnostics period."""
+    return dict(messages=0, rejected=0, latency_sum=0.0, latency_max=0.0, computed=0)
+
+
+def record(stats, seconds):
+    """One joint_states message computed and published in `seconds`."""
+    stats["computed"] += 1
+    stats["latency_sum"] += seconds
+    stats["latency_max"] = max(stats["latency_max"], seconds)
+
+
+def summary(stats, period, model_name, missing, last_error, no_model):
+    """(level: 'OK', 'WARN' or 'ERROR', message, {key: value}) of one period of `period` seconds.
+    model_name None: no model (no_model says why)."""
+    computed = max(stats["computed"], 1)
+    values = {
+        "model": model_name or "none",
+        "joint_states rate [Hz]": f"{stats['messages'] / period:.1f}",
+        "compute latency mean [us]": f"{1e6 * stats['latency_sum'] / computed:.1f}",
+        "compute latency max [us]": f"{1e6 * stats['latency_max']:.1f}",
+        "rejected inputs": str(stats["rejected"]),
+        "missing joints": " ".join(missing) if model_name else "",
+        "last error": last_error,
+    }
+    if model_name is None:
+        return "ERROR", no_model, values
+    if missing:
+        return "WARN", f"waiting for joint_states of {missing}", values
+    if stats["rejected"]:
+        return "WARN", f"{stats['rejected']} inputs rejected", values
+    return "OK", "serving", values

@@ -1,0 +1,157 @@
+"""Messages <-> model arrays: joint names to coordinates, the root's pose and twist, wrenches. Plain
+Python on the messages' fields (no rclpy): tested without DDS."""
+import array
+import math
+
+import numpy as np
+
+from .. import dynamics as rd
+from ..model import REFERENCES
+
+
+def error_text(exc):
+    """An exception's message (a KeyError's without the quotes repr adds)."""
+    return exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+
+
+def finite(values, what):
+    x = np.array(values, dtype=float)
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{what} contains NaN or inf")
+    return x
+
+
+def twist(msg):
+    """Twist / Accel / Wrench message -> [linear; angular] (or [force; torque])."""
+    a, b = (msg.linear, msg.angular) if hasattr(msg, "linear") else (msg.force, msg.torque)
+    return [a.x, a.y, a.z, b.x, b.y, b.z]
+
+
+def set_twist(msg, x):
+    a, b = (msg.linear, msg.angular) if hasattr(msg, "linear") else (msg.force, msg.torque)
+    a.x, a.y, a.z, b.x, b.y, b.z = map(float, x)
+
+
+def is_default_pose(pose):
+    """A Pose message left as constructed (origin, unrotated): 'not given'."""
+    p, o = pose.position, pose.orientation
+    return (p.x, p.y, p.z, o.x, o.y, o.z, o.w) == (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+
+
+def root_coordinates(model, pose, what="base_pose"):
+    """A Pose of the root link in the world -> the root joint's coordinates (a floating root's
+    quaternion normalised, a planar root's pose checked to lie in its plane); ValueError naming
+    `what` otherwise."""
+    p, o = pose.position, pose.orientation
+    try:
+        return rd.root_coordinates(model, [p.x, p.y, p.z], [o.x, o.y, o.z, o.w])
+    except ValueError as exc:      # "position ..." / "orientation ...": named as the message's fields
+        text = str(exc)
+        raise ValueError(f"{what}.{text}" if text.startswith(("position", "orientation")) else f"{what}: {text}") from None
+
+
+def check_names(names, model, what, complete=True):
+    """Duplicate, unknown and (if complete) missing joint names, each named in the error."""
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"{what}: duplicate joint names {dup}")
+    unknown = [n for n in names if n not in model.joint_index]
+    if unknown:
+        raise ValueError(f"{what}: unknown joints {unknown}; the model's joints are {model.joint_names}")
+    missing = [n for n in model.joint_names if n not in names] if complete else []
+    if missing:
+        raise ValueError(f"{what}: missing joints {missing}")
+
+
+class RequestState:
+    """The arrays of one request, mapped by joint name into model coordinates. The root joint (a
+    floating or planar base) takes the request's base fields; an unset base_pose leaves it at its
+    neutral configuration."""
+
+    def __init__(self, model, joint_names):
+        self.model = model
+        self.names = list(joint_names) or list(model.joint_names)
+        check_names(self.names, model, "joint_names")
+        qo, vo = model.joint_offset
+        idx = np.array([model.joint_index[n] for n in self.names], dtype=np.intp)
+        self.iq, self.iv = qo + idx, vo + idx
+        self.root = model.root_joint
+
+    def joint_array(self, values, field, optional=True):
+        x = np.asarray(values, dtype=float)
+        if optional and len(x) == 0:
+            return np.zeros(len(self.names))
+        if len(x) != len(self.names):
+            raise ValueError(f"{field} has {len(x)} values for {len(self.names)} joints")
+        bad = np.flatnonzero(~np.isfinite(x))
+        if len(bad):
+            raise ValueError(f"{field} contains NaN or inf (joint {self.names[bad[0]]!r})")
+        return x
+
+    def q(self, positions, pose=None):
+        q = rd.neutral(self.model)
+        q[self.iq] = self.joint_array(positions, "positions", optional=False)
+        if self.root is not None and pose is not None and not is_default_pose(pose):
+            q[:self.root.nq] = root_coordinates(self.model, pose)
+        return q
+
+    def v(self, values, field, base=None):
+        v = np.zeros(self.model.nv)
+        v[self.iv] = self.joint_array(values, field)
+        if self.root is not None and base is not None:
+            try:
+                v[:self.root.nv] = rd.root_twist_coordinates(self.model, finite(twist(base), f"base {field}"))
+            except ValueError as exc:
+                raise ValueError(f"base {field}: {exc}") from None
+        return v
+
+    def out(self, x):
+        """Model-order vector -> array.array in request order."""
+        return array.array("d", x[self.iv].tobytes())
+
+    def set_base(self, msg, x):
+        """The root joint's part of model-order vector x into a Twist / Accel / Wrench message."""
+        if self.root is not None:
+            set_twist(msg, rd.root_twist(self.model, x[:self.root.nv]))
+
+
+def external_wrenches(model, link_wrenches):
+    """LinkWrench[] -> {frame: (wrench, reference)}, every link and reference checked."""
+    out = {}
+    for lw in link_wrenches:
+        model.frame(lw.link)
+        reference = lw.reference or "local_world_aligned"
+        if reference not in REFERENCES:
+            raise ValueError(f"external wrench on {lw.link!r}: reference must be one of "
+                             f"{', '.join(REFERENCES)}, got {lw.reference!r}")
+        if lw.link in out:
+            raise ValueError(f"external_wrenches names link {lw.link!r} twice; give one wrench per link")
+        out[lw.link] = (finite(twist(lw.wrench), f"external wrench on {lw.link!r}"), reference)
+    return out
+
+
+#: numeric fields of the services' responses: all must be finite for success=true
+RESPONSE_ARRAYS = ("efforts", "accelerations", "jacobian")
+RESPONSE_TWISTS = ("base_wrench", "base_acceleration")
+
+
+def check_response_finite(response):
+    """ValueError if a number of the response is NaN or inf (a finite request can overflow)."""
+    for field in RESPONSE_ARRAYS:
+        if hasattr(response, field) and not math.isfinite(sum(getattr(response, field))):
+            raise ValueError(f"the {field} computed are not finite (the request's values are too large)")
+    for field in RESPONSE_TWISTS:
+        if hasattr(response, field) and not math.isfinite(sum(twist(getattr(response, field)))):
+            raise ValueError(f"the {field} computed is not finite (the request's values are too large)")
+
+
+class JointStateMap:
+    """Maps a joint_states name list onto model coordinates; built once per distinct list."""
+
+    def __init__(self, model, names):
+        known = [(k, model.joint_index[n]) for k, n in enumerate(names) if n in model.joint_index]
+        self.duplicates = len(set(names)) != len(names)
+        self.src = np.array([k for k, _ in known], dtype=np.intp)
+        idx = np.array([j for _, j in known], dtype=np.intp)
+        self.iq, self.iv, self.joint = model.joint_offset[0] + idx, model.joint_offset[1] + idx, idx
+        self.count = len(names)

@@ -1,0 +1,430 @@
+"""ROS 2 node `robot_dynamics`: topics, services, parameters and diagnostics wired to the library.
+
+Topics (relative, so `namespace` and remapping work):
+  in  joint_states            sensor_msgs/JointState (SensorDataQoS, overridable)
+  in  robot_description       std_msgs/String (transient local), used when no description parameter
+  in  ~/reference             trajectory_msgs/JointTrajectory, first point used
+  in  ~/base_pose             geometry_msgs/PoseStamped, models with a floating or planar root
+  out ~/gravity_torques       sensor_msgs/JointState     g(q)
+  out ~/gravity_commands      std_msgs/Float64MultiArray g(q) in `joints` order
+  out ~/feedforward_torques   sensor_msgs/JointState     computed-torque feedforward
+  out ~/feedforward_commands  std_msgs/Float64MultiArray the same in `joints` order
+  out /diagnostics            diagnostic_msgs/DiagnosticArray
+Services ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_joint_torques.
+Every parameter is documented in config/dynamics.yaml and checked by parameters.py.
+
+joint_states is taken by a second, bare node `<name>_joint_states` on its own executor and thread:
+rclpy's executor rebuilds its wait set in Python on every wake-up, which with this node's services,
+parameters and timer was ~70 % of its CPU at 1 kHz.
+
+Nothing non-finite leaves the node as a success: inputs are checked (a quaternion is normalised, or
+refused, by `model.unit_quaternion`), and so is every published or returned number (a finite input
+can still overflow).
+"""
+import array
+import copy
+import math
+import threading
+import time
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PoseStamped
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.event_handler import PublisherEventCallbacks
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from robot_dynamics_interfaces import srv
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
+
+from .. import dynamics as rd
+from ..control import computed_torque
+from . import diagnostics, services
+from .config import build_config, unmeasured_notice
+from .messages import RequestState, check_response_finite, error_text
+from .parameters import PARAMETERS, ParameterError, StartupError, check_parameter, check_parameters, shown
+from .state import MeasuredState
+
+DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+SERVICES = (("inverse_dynamics", srv.InverseDynamics, services.inverse_dynamics),
+            ("forward_dynamics", srv.ForwardDynamics, services.forward_dynamics),
+            ("hybrid_dynamics", srv.HybridDynamics, services.hybrid_dynamics),
+            ("wrench_to_joint_torques", srv.WrenchToJointTorques, services.wrench_to_joint_torques))
+
+
+class DynamicsNode(Node):
+    """The node; joint_states arrives on `joint_states_node`, spun by main() on a thread of its own.
+    self._lock guards what the two threads share: the configuration, the measured state and the
+    reference, the counters, the output messages, and every dynamics computation (single-state calls
+    reuse the model's workspace). Nothing is logged while it is held.
+
+    Raises StartupError if a parameter or the URDF given as a parameter is invalid at start-up (the
+    message names it); later, an invalid change is refused with that message and the previous
+    configuration serves on."""
+
+    def __init__(self, **kwargs):
+        super().__init__("robot_dynamics", **kwargs)
+        self._destroyed = False
+        for name, spec in PARAMETERS.items():
+            self.declare_parameter(name, spec.default, ParameterDescriptor(
+                description=spec.description, additional_constraints=f"takes {spec.form}",
+                read_only=spec.read_only, dynamic_typing=True))
+        self._lock = threading.Lock()
+        self.config, self._state = None, None
+        self._load_cache, self._pending = {}, None
+        self._topic_description = None
+        self._reference = None
+        self._stats = diagnostics.period_stats()
+        self._last_error = ""
+        self._warned = {}
+        try:
+            params = self._params()
+            config = None
+            if self._description(params) is not None:
+                config = build_config(params, self._description(params), self._load_cache)
+            topic = self.resolve_topic_name("joint_states")     # with the user's remaps and namespace
+            qos = _subscription_qos(self, topic, qos_profile_sensor_data)
+        except ValueError as exc:       # ParameterError, URDFError
+            self.destroy_node()
+            raise StartupError(error_text(exc)) from None
+        self._store_as_used(params)
+
+        # no QoS event handlers on the outputs: each costs the executor ~2 us on every wake-up at 1 kHz
+        publish = lambda kind, topic: self.create_publisher(  # noqa: E731
+            kind, topic, 10, event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
+        self.gravity_out = (publish(JointState, "~/gravity_torques"), JointState(),
+                            publish(Float64MultiArray, "~/gravity_commands"), Float64MultiArray())
+        self.feedforward_out = (publish(JointState, "~/feedforward_torques"), JointState(),
+                                publish(Float64MultiArray, "~/feedforward_commands"), Float64MultiArray())
+        self.pub_diag = publish(DiagnosticArray, "/diagnostics")
+        self.joint_states_node = Node(  # nothing but the subscription (its logging is this node's)
+            f"{self.get_name()}_joint_states", namespace=self.get_namespace(), context=self.context,
+            use_global_arguments=False,     # a __node:= remap would rename it too
+            enable_rosout=False, start_parameter_services=False,
+            parameter_overrides=[Parameter("start_type_description_service", value=False)])
+        self.joint_states_node.create_subscription(JointState, topic, self.on_joint_states, qos)
+        self.create_subscription(JointTrajectory, "~/reference", self.on_reference, 1)   # only the latest counts
+        self.create_subscription(PoseStamped, "~/base_pose", self.on_base_pose, qos_profile_sensor_data)
+        for name, kind, handler in SERVICES:
+            self.create_service(kind, f"~/{name}", self._guarded(handler))
+
+        if config is not None:
+            self._apply(config)
+        else:
+            self.get_logger().info("no robot_description or urdf_file parameter: waiting for a URDF on "
+                                   f"{self.resolve_topic_name('robot_description')}; publishing nothing until then")
+        # always: a description parameter emptied at run time falls back to the topic's
+        self.create_subscription(String, "robot_description", self.on_description, DESCRIPTION_QOS)
+        self.add_pre_set_parameters_callback(self._as_used)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_post_set_parameters_callback(self._post_set_parameters)
+        self._diag_time = time.monotonic()
+        self.create_timer(params["diagnostics_period"], self.publish_diagnostics)
+
+    # --- configuration ----------------------------------------------------------------------------
+    def _params(self, changes=()):
+        """Every parameter's value as used, with `changes` applied; ParameterError for a bad one."""
+        values = {name: self.get_parameter(name).value for name in PARAMETERS}
+        values.update({p.name: p.value for p in changes})
+        return check_parameters(values)
+
+    def _as_used(self, changes):
+        """rclpy's pre-set callback: numbers stored as floats (an integer list as a float list, a list
+        `ros2 param set` sent as a string as numbers). Bad values pass unchanged, to be refused by
+        _on_set_parameters with their reason."""
+        out = []
+        for p in changes:
+            if p.name in PARAMETERS:
+                try:
+                    p = _stored(p, check_parameter(p.name, p.value))
+                except ValueError:
+                    pass
+            out.append(p)
+        return out
+
+    def _store_as_used(self, params):
+        """At start-up (no callbacks yet): store the values as used, as _as_used does on a change."""
+        stored = [_stored(self.get_parameter(name), value) for name, value in params.items()
+                  if not PARAMETERS[name].read_only]
+        self.set_parameters([p for p in stored if p is not self.get_parameter(p.name)])
+
+    def _description(self, params):
+        return params["robot_description"] or params["urdf_file"] or self._topic_description
+
+    def _reconfigure(self, params):
+        """Build and swap in a configuration; False, with the error counted and logged, if that fails."""
+        try:
+            config = build_config(params, self._description(params), self._load_cache)
+        except Exception as exc:   # a bad URDF or parameter must not stop the node
+            error = f"model not (re)built: {error_text(exc)}"
+            with self._lock:
+                self._last_error = error
+                self._stats["rejected"] += 1
+            self.get_logger().error(error)
+            return False
+        self._apply(config)
+        return True
+
+    def _apply(self, config, keep_state=False):
+        """Swap in a configuration (its model is new: build_config computed on it without the lock).
+        keep_state: keep the measured state and the reference if the coordinates are the same."""
+        model = config.model
+        with self._lock:
+            old = self.config.model if self.config is not None else None
+            if keep_state and old is not None and (model.joint_names, model.nq) == (old.joint_names, old.nq):
+                self._state.model = model
+            else:
+                self._state, self._reference = MeasuredState(model), None
+            self.config, self._last_error = config, ""
+            self.gravity_out[1].name = self.feedforward_out[1].name = config.joints
+        self.get_logger().info(f"model {model.name!r}: {len(model.joint_names)} joints, nq={model.nq}, "
+                               f"nv={model.nv}, total mass {model.total_mass:.3f} kg; output joints {config.joints}")
+        notice = unmeasured_notice(config)
+        if notice and not keep_state:
+            self.get_logger().warning(notice)
+
+    def _on_set_parameters(self, changes):
+        """Check the changed values and build the configuration they give; refuse naming the problem."""
+        known = [p for p in changes if p.name in PARAMETERS]
+        if not known:
+            return SetParametersResult(successful=True)
+        try:
+            params = self._params(known)
+            description = self._description(params)
+            if description is None:
+                if self.config is not None:
+                    raise ParameterError("urdf_file", "parameters robot_description and urdf_file cannot both "
+                                                      "be empty: no URDF came on the robot_description topic")
+                pending = None      # no URDF yet: the model-dependent checks run when one arrives
+            else:
+                pending = build_config(params, description, self._load_cache)
+        except Exception as exc:
+            for p in known:     # rclpy set the dynamic descriptor's type to the refused value's: put it back
+                self.describe_parameter(p.name).type = self.get_parameter(p.name).type_.value
+            return SetParametersResult(successful=False, reason=error_text(exc) or type(exc).__name__)
+        self._pending = pending
+        return SetParametersResult(successful=True)
+
+    def _post_set_parameters(self, changes):
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self._apply(pending, keep_state=True)   # e.g. a gravity change keeps the measured state
+
+    def on_description(self, msg):
+        params = self._params()
+        if params["robot_description"] or params["urdf_file"]:
+            self._topic_description = msg.data      # kept: used if both parameters are emptied
+            return      # a description parameter wins over the topic
+        previous, self._topic_description = self._topic_description, msg.data
+        if not self._reconfigure(params):
+            self._topic_description = previous
+
+    # --- joint_states -> gravity (and feedforward) --------------------------------------------------
+    def on_joint_states(self, msg):
+        """On the joint_states thread."""
+        t0 = time.perf_counter()
+        with self._lock:
+            try:
+                warning = self._take_joint_states(msg, t0)
+            except Exception as exc:    # never let the thread die: count it, say it, go on
+                warning = self._reject(f"joint_states rejected: {error_text(exc) or type(exc).__name__}")
+        self._warn(warning)
+
+    def _take_joint_states(self, msg, t0):
+        """on_joint_states under the lock; a warning to log, or None."""
+        self._stats["messages"] += 1
+        config, state = self.config, self._state
+        if config is None:
+            return None
+        problem = state.take(msg.name, np.frombuffer(msg.position), np.frombuffer(msg.velocity))
+        if problem:
+            return self._reject(f"joint_states rejected: {problem}")
+        if not state.complete:
+            return self._throttled("waiting", f"waiting for joint_states of {state.missing}; publishing nothing", 5.0)
+        stamp = msg.header.stamp
+        warning = self._publish(self.gravity_out, rd.gravity_torques(config.model, state.q), stamp, "gravity")
+        if self._reference is not None:
+            warning = self._publish_feedforward(stamp) or warning
+        diagnostics.record(self._stats, time.perf_counter() - t0)
+        return warning
+
+    def _publish(self, outputs, tau, stamp, what):
+        """One torque vector to a JointState and a Float64MultiArray publisher; the messages are
+        built once per configuration and only refilled here. Nothing is published if a torque is
+        not finite (a finite state can still overflow): the warning to log is returned."""
+        pub_state, state, pub_command, command = outputs
+        effort = array.array("d", tau[self.config.out_v].tobytes())
+        if not math.isfinite(sum(effort)):      # NaN and inf survive the sum; ~0.2 us
+            return self._reject(f"{what} torques not finite for this state (values too large): not published")
+        if pub_state.get_subscription_count():
+            state.header.stamp = stamp
+            state.effort = effort
+            pub_state.publish(state)
+        if pub_command.get_subscription_count():
+            command.data = effort
+            pub_command.publish(command)
+        return None
+
+    def _reject(self, text):
+        """Count a bad input (lock held); the text to log, each distinct one at most every 2 s."""
+        self._stats["rejected"] += 1
+        self._last_error = text
+        return self._throttled(text, text, 2.0)
+
+    def _throttled(self, key, text, period):
+        """text, or None if `key` had its text logged less than `period` s ago (lock held)."""
+        now = time.monotonic()
+        if now - self._warned.get(key, -1e9) <= period:
+            return None
+        if len(self._warned) > 256:
+            self._warned.clear()
+        self._warned[key] = now
+        return text
+
+    def _warn(self, text):
+        """Log a warning returned from under the lock (logging may block: never under it)."""
+        if text:
+            self.get_logger().warning(text)
+
+    def on_base_pose(self, msg):
+        with self._lock:
+            if self.config is None or self.config.model.root_joint is None:
+                return
+            try:
+                self._state.take_base_pose(msg.pose)
+                return
+            except ValueError as exc:
+                warning = self._reject(f"base_pose rejected: {exc}")
+        self._warn(warning)
+
+    # --- reference -> computed-torque feedforward -----------------------------------------------------
+    def on_reference(self, msg):
+        with self._lock:
+            try:
+                warning = self._take_reference(msg)
+            except Exception as exc:
+                warning = self._reject(f"reference rejected: {error_text(exc) or type(exc).__name__}")
+        self._warn(warning)
+
+    def _take_reference(self, msg):
+        """on_reference under the lock; a warning to log, or None."""
+        config = self.config
+        if config is None:
+            return None
+        try:
+            if not msg.points:
+                raise ValueError("the trajectory has no points")
+            request = RequestState(config.model, msg.joint_names)
+            point = msg.points[0]
+            q_d = request.q(point.positions, None)
+            base = config.model.joint_offset[0]      # the multi-coordinate joints: as measured
+            q_d[:base] = self._state.q[:base]
+            self._reference = (q_d, request.v(point.velocities, "velocities"),
+                               request.v(point.accelerations, "accelerations"))
+        except ValueError as exc:
+            return self._reject(f"reference rejected: {error_text(exc)}")
+        if self._state.complete or (config.evaluate_at == "desired" and not config.feedback):
+            return self._publish_feedforward(msg.header.stamp)
+        return None
+
+    def _publish_feedforward(self, stamp):
+        """The computed torque for the reference (control.computed_torque); the feedback gains act
+        once every joint has been measured."""
+        config, state = self.config, self._state
+        q_d, v_d, a_d = self._reference
+        feedback = state.complete and config.feedback
+        tau = computed_torque(config.model, state.q, state.v, q_d, v_d, a_d, config.kp if feedback else 0.0,
+                              config.kd if feedback else 0.0, config.evaluate_at)
+        return self._publish(self.feedforward_out, tau, stamp, "feedforward")
+
+    # --- services -------------------------------------------------------------------------------------
+    def _no_model(self):
+        """Why there is no model, for a service answer."""
+        if self._last_error:
+            return f"no robot model: {self._last_error}"
+        return ("no robot model loaded yet (set robot_description or urdf_file, or publish the URDF on "
+                f"{self.resolve_topic_name('robot_description')})")
+
+    def _guarded(self, handler):
+        """Run a service handler; any error, or a result that is not finite, becomes success=false with
+        a message naming it."""
+        def serve(request, response):
+            try:
+                with self._lock:
+                    if self.config is None:
+                        raise ValueError(self._no_model())
+                    handler(self.config.model, request, response)
+                check_response_finite(response)
+                response.success, response.message = True, "ok"
+            except Exception as exc:
+                response = type(response)()      # nothing half-computed goes back with a refusal
+                response.success, response.message = False, error_text(exc) or type(exc).__name__
+                with self._lock:
+                    self._stats["rejected"] += 1
+                self.get_logger().warning(f"{handler.__name__}: {response.message}", throttle_duration_sec=1.0)
+            return response
+        serve.__name__ = handler.__name__
+        return serve
+
+    # --- diagnostics -------------------------------------------------------------------------------------
+    def publish_diagnostics(self):
+        with self._lock:
+            stats, self._stats = self._stats, diagnostics.period_stats()
+            config, last_error = self.config, self._last_error
+            missing = list(self._state.missing) if self._state is not None else []
+        now = time.monotonic()
+        period, self._diag_time = now - self._diag_time, now
+        level, message, values = diagnostics.summary(stats, period, config.model.name if config else None,
+                                                     missing, last_error, self._no_model())
+        status = DiagnosticStatus(name=f"{self.get_name()}: dynamics", level=getattr(DiagnosticStatus, level),
+                                  message=message, hardware_id=values["model"])
+        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        diag = DiagnosticArray(status=[status])
+        diag.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diag.publish(diag)
+
+    def destroy_node(self):
+        if not self._destroyed:
+            self._destroyed = True
+            if hasattr(self, "joint_states_node"):
+                self.joint_states_node.destroy_node()
+            super().destroy_node()
+
+
+def _stored(parameter, value):
+    """The Parameter to store for a value as used (floats, not integers or a string), or the
+    parameter itself if it is stored that way already (an empty list is left as it came)."""
+    if isinstance(value, list) and not value:
+        return parameter
+    stored = Parameter(parameter.name, value=value)
+    if stored.type_ == parameter.type_ and stored.value == parameter.value:
+        return parameter
+    return stored
+
+
+def _subscription_qos(node, topic, qos):
+    """qos with the read-only parameters qos_overrides.<topic>.subscription.{history,depth,reliability}
+    of `node` applied, declared as create_subscription(qos_overriding_options=QoSOverridingOptions.
+    with_default_policies()) declares them, for a subscription that lives on another node."""
+    qos = copy.copy(qos)
+    for policy in ("history", "depth", "reliability"):
+        name, default = f"qos_overrides.{topic}.subscription.{policy}", getattr(qos, policy)
+        enum = None if policy == "depth" else type(default)    # a policy enum: its short key is the value
+        value = node.declare_parameter(name, default.short_key if enum else default, ParameterDescriptor(
+            description=f"{policy} for subscription `{topic}` with id `None`", read_only=True,
+            dynamic_typing=True)).value
+        if enum is None:
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ParameterError(name, f"parameter {name} takes an integer >= 1; got {shown(value)}")
+            qos.depth = value
+            continue
+        try:
+            setattr(qos, policy, enum.get_from_short_key(value))
+        except (KeyError, AttributeError, TypeError):
+            raise ParameterError(name, f"parameter {name} takes one of {', '.join(enum.short_keys())}; "
+                                       f"got {shown(value)}") from None
+    return qos

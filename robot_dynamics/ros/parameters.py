@@ -1,0 +1,201 @@
+"""The node's parameters: what each takes, its check, and the refusal that names it. Plain
+Python (no rclpy): the node declares them from `PARAMETERS` and runs `check_parameter` on every
+value at start-up and on every change, before anything takes effect."""
+import array
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import yaml
+
+from ..control import EVALUATE_AT
+from ..urdf import inertia_problem
+
+
+class ParameterError(ValueError):
+    """A parameter value refused; the message names the parameter and the form it takes."""
+
+    def __init__(self, name, message):
+        super().__init__(message)
+        self.name = name
+
+
+class StartupError(Exception):
+    """The node cannot start as configured (a parameter, the URDF); main() logs it and exits 1."""
+
+
+def _is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _from_string(value):
+    """A number or a list of numbers written as a string (`ros2 param set` sends a list that mixes
+    integers and floats, like [0, 0, -9.81], as a string), or the string itself."""
+    try:
+        parsed = yaml.safe_load(value)
+    except yaml.YAMLError:
+        return value
+    try:
+        if isinstance(parsed, str):
+            return float(parsed)            # 'nan', 'inf', '1e3' (YAML 1.1 reads these as text)
+        if isinstance(parsed, list):
+            return [v if _is_number(v) else float(v) if isinstance(v, str) else v for v in parsed]
+    except ValueError:
+        return value
+    return parsed
+
+
+def _floats(value, sizes=None, scalar=False):
+    """Parameter value -> list of finite floats (or one float if scalar); TypeError / ValueError.
+    sizes: allowed list lengths (None: any). A number is taken as a list of one where lists are."""
+    if isinstance(value, str):
+        value = _from_string(value)
+    if _is_number(value):
+        value = [value]
+    elif not isinstance(value, (list, tuple, array.array)) or not all(_is_number(v) for v in value):
+        raise TypeError
+    x = [float(v) for v in value]
+    if not all(math.isfinite(v) for v in x):
+        raise ValueError
+    if scalar:
+        if len(x) != 1:
+            raise ValueError
+        return x[0]
+    if sizes is not None and len(x) not in sizes:
+        raise ValueError
+    return x
+
+
+def _non_negative(x):
+    if any(v < 0 for v in (x if isinstance(x, list) else [x])):
+        raise ValueError
+    return x
+
+
+def _text(value):
+    if not isinstance(value, str):
+        raise TypeError
+    return value
+
+
+def _boolean(value):
+    if not isinstance(value, bool):
+        raise TypeError
+    return value
+
+
+def _names(value):
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise TypeError
+    if len(set(value)) != len(value):
+        raise ValueError("the names must be distinct")
+    return list(value)
+
+
+def _choice(*choices):
+    def check(value):
+        if value not in choices:
+            raise ValueError
+        return value
+    return check
+
+
+def _payload_inertia(value):
+    """ixx iyy izz ixy ixz iyz of a rigid body about its centre of mass: positive semi-definite, and
+    its principal moments satisfy the triangle inequality (I1 + I2 >= I3), as the URDF loader asks."""
+    ixx, iyy, izz, ixy, ixz, iyz = _floats(value, (6,))
+    problem = inertia_problem(1.0, np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
+    if problem:
+        raise ValueError(problem)
+    return [ixx, iyy, izz, ixy, ixz, iyz]
+
+
+def _period(value):
+    x = _floats(value, scalar=True)
+    if not 0.01 <= x <= 3600.0:
+        raise ValueError
+    return x
+
+
+@dataclass(frozen=True)
+class ParameterSpec:
+    default: object
+    description: str
+    form: str               # what it takes: in refusals and in `ros2 param describe` (constraints)
+    check: Callable         # value -> the value as used (floats as floats), or TypeError / ValueError
+    read_only: bool = False  # only read at start-up
+
+
+#: every parameter of the node. Numbers take integers or floats (a list of them all one type: rcl's
+#: YAML reader refuses a list that mixes them); they are stored as floats. Checked at start-up and
+#: on every change, before anything takes effect.
+PARAMETERS = {
+    "robot_description": ParameterSpec(
+        "", "URDF text; wins over urdf_file. Empty: use urdf_file or the robot_description topic",
+        "a string (URDF XML)", _text),
+    "urdf_file": ParameterSpec("", "path of a .urdf or .xacro file", "a string (a file path)", _text),
+    "root_link": ParameterSpec("", "take the subtree below this link (empty: the URDF root)",
+                               "a link name (a string)", _text),
+    "tip_link": ParameterSpec("", "keep only the chain root_link -> tip_link (empty: the whole tree)",
+                              "a link name (a string)", _text),
+    "floating_base": ParameterSpec(False, "give the root a free-flyer joint (base pose on ~/base_pose)",
+                                   "true or false", _boolean),
+    "joints": ParameterSpec([], "output joint order (empty: the model's actuated joints)",
+                            "a list of distinct joint names of the model", _names),
+    "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the world frame [m/s^2]",
+                             "3 finite numbers [m/s^2], e.g. [0.0, 0.0, -9.81]",
+                             lambda v: _floats(v, (3,))),
+    "armature": ParameterSpec(
+        [], "rotor inertia Ir*gr^2 [kg m^2]: empty, one value for all joints or one per model joint",
+        "empty, one finite number >= 0 [kg m^2] for every joint, or one per model joint",
+        lambda v: _non_negative([] if isinstance(v, (list, tuple, array.array)) and not len(v)
+                                else _floats(v))),
+    "payload.mass": ParameterSpec(0.0, "payload mass [kg] (0: no payload)",
+                                  "a finite number >= 0 [kg]",
+                                  lambda v: _non_negative(_floats(v, scalar=True))),
+    "payload.com": ParameterSpec([0.0, 0.0, 0.0], "payload centre of mass in the payload link frame [m]",
+                                 "3 finite numbers [m]", lambda v: _floats(v, (3,))),
+    "payload.inertia": ParameterSpec(
+        [0.0] * 6, "payload inertia about its COM, ixx iyy izz ixy ixz iyz [kg m^2]",
+        "6 finite numbers ixx iyy izz ixy ixz iyz [kg m^2] of a rigid body (positive semi-definite, "
+        "principal moments I1 + I2 >= I3)", _payload_inertia),
+    "payload.link": ParameterSpec("", "link carrying the payload (empty: tip_link)",
+                                  "a link name of the model (a string)", _text),
+    "feedforward.evaluate_at": ParameterSpec(
+        "desired", "evaluate M, C, g at the 'desired' or the 'measured' state",
+        f"one of {', '.join(EVALUATE_AT)}", _choice(*EVALUATE_AT)),
+    "feedforward.kp": ParameterSpec(
+        [0.0], "computed-torque position gain [1/s^2]: one value or one per `joints` entry",
+        "one finite number >= 0 [1/s^2], or one per `joints` entry", lambda v: _non_negative(_floats(v))),
+    "feedforward.kd": ParameterSpec(
+        [0.0], "computed-torque velocity gain [1/s]: one value or one per `joints` entry",
+        "one finite number >= 0 [1/s], or one per `joints` entry", lambda v: _non_negative(_floats(v))),
+    "diagnostics_period": ParameterSpec(1.0, "seconds between /diagnostics messages (read at start-up)",
+                                        "a number of seconds in [0.01, 3600]", _period, read_only=True),
+}
+
+
+def shown(value):
+    if isinstance(value, array.array):
+        value = value.tolist()
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def check_parameter(name, value):
+    """The value of parameter `name` as the node uses it (numbers as floats), or ParameterError
+    naming the parameter, the form it takes and the value refused."""
+    spec = PARAMETERS[name]
+    if value is None:       # not set: rcl reads an empty list in a parameter file ([]) so
+        value = spec.default
+    try:
+        return spec.check(value)
+    except (TypeError, ValueError) as exc:
+        detail = f" ({exc})" if str(exc) else ""
+        raise ParameterError(name, f"parameter {name} takes {spec.form}; got {shown(value)}{detail}") from None
+
+
+def check_parameters(values):
+    """{name: value} -> {name: value as used}; ParameterError for the first bad one."""
+    return {name: check_parameter(name, value) for name, value in values.items()}
