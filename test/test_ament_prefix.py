@@ -1,6 +1,9 @@
 """`make` makes the venv an ament prefix of the package (as colcon --symlink-install would): ros2 run
 and ros2 launch find the executables and the launch files there, and those files are links to this
 checkout (edits need no reinstall). The three descriptions of the package agree."""
+import pytest
+
+pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
 import os
 import re
 import sys

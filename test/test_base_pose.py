@@ -1,6 +1,8 @@
 """The free-flyer quaternion has one rule, applied where it enters the node (~/base_pose and the
 services' base_pose): model.unit_quaternion normalises a quaternion within tf2's tolerance and
 refuses the rest with a message, so the kernels' own check never fails later."""
+import os
+
 import numpy as np
 import pytest
 from rosnode import Client, NodeProcess, rclpy, stamp_ns, stop_all
@@ -11,6 +13,8 @@ from robot_dynamics import load_urdf  # noqa: E402
 from robot_dynamics.resources import bundled_urdf  # noqa: E402
 from robot_dynamics_interfaces.srv import InverseDynamics  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
+
+pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
 
 BIPED = bundled_urdf("floating_base_biped")
 
@@ -95,3 +99,44 @@ def test_service_base_pose_is_normalised_or_refused(client, biped, model, norm, 
     assert r.success, r.message
     q = np.concatenate(([0.0, 0.0, 0.8], quat / np.linalg.norm(quat), joints))
     assert np.allclose(r.efforts, rd.inverse_dynamics(model, q, v, a)[6:], rtol=1e-9, atol=1e-9)
+
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+
+def test_a_planar_base_takes_its_pose_from_base_pose(client):
+    """A URDF planar root joint (a mobile base) takes x, y and its turn from ~/base_pose."""
+    path = f"{DATA}/planar_base_arm.urdf"
+    node, model = NodeProcess(f"urdf_file:={path}"), load_urdf(path)
+    try:
+        q = np.array([0.3, -0.2, 0.7, 0.1, -0.4, 0.05])
+        H = rd.frame_placement(model, q, "base")
+        yaw = np.arctan2(H[1, 0], H[0, 0])
+        expected = rd.gravity_torques(model, q)[3:]
+        torques = client.listen(JointState, f"{node.ns}/gravity_torques")
+        client.wait_for(lambda: any(np.allclose(m.effort, expected, rtol=1e-9, atol=1e-9) for m in torques),
+                        action=lambda: (client.publish(PoseStamped, f"{node.ns}/base_pose",
+                                                       pose(H[:3, 3], [0, 0, np.sin(yaw / 2), np.cos(yaw / 2)]),
+                                                       rclpy.qos.qos_profile_sensor_data),
+                                        client.joint_state(node.joint_states, model.joint_names, q[3:], (), 7)),
+                        what="gravity with the planar base where base_pose put it")
+    finally:
+        assert node.stop() == 0, node.output()
+
+
+def test_multi_coordinate_joints_below_the_root_are_announced_once(client):
+    path = f"{DATA}/floating_object_arm.urdf"
+    node, model = NodeProcess(f"urdf_file:={path}"), load_urdf(path)
+    try:
+        joints = np.array([0.2, -0.1, 0.4])
+        expected = rd.gravity_torques(model, np.concatenate((rd.neutral(model)[:17], joints)))[15:]
+        torques = client.listen(JointState, f"{node.ns}/gravity_torques")
+        client.wait_for(lambda: any(np.allclose(m.effort, expected, rtol=1e-9, atol=1e-9) for m in torques),
+                        action=lambda: client.joint_state(node.joint_states, model.joint_names, joints, (), 8),
+                        what="gravity with the unmeasured joints at their neutral configuration")
+        assert client.set_parameters(node.name, gravity=[0.0, 0.0, -9.8]).successful      # a rebuild
+        client.wait_for(lambda: node.output().count("model 'floating_object_arm'") >= 2, what="the rebuilt model")
+        assert node.output().count("these multi-coordinate joints below the root are not measured") == 1
+        assert "table_planar (planar: q[7:10], v[6:9]) at its origin, at rest" in node.output()
+    finally:
+        assert node.stop() == 0, node.output()

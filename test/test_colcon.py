@@ -23,6 +23,8 @@ from robot_dynamics import dynamics as rd  # noqa: E402
 from robot_dynamics import load_urdf  # noqa: E402
 from robot_dynamics_interfaces.srv import InverseDynamics  # noqa: E402
 
+pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNDERLAY = os.path.join(sys.prefix, "setup.bash")
 

@@ -5,6 +5,8 @@ import os
 
 import pytest
 
+pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
+
 launch_ros = pytest.importorskip("launch_ros")
 from launch import LaunchContext  # noqa: E402
 from launch.actions import DeclareLaunchArgument  # noqa: E402

@@ -1,5 +1,5 @@
 """MuJoCo as the independent check: the simulated arm's MuJoCo model of the bundled PUMA 560 (built
-by robot_dynamics.demo.sim_arm from the same URDF) has our inverse dynamics, bias forces and mass matrix."""
+by robot_dynamics.demo.mujoco_model from the same URDF) has our inverse dynamics, bias forces and mass matrix."""
 import mujoco
 import numpy as np
 import pytest
@@ -15,7 +15,7 @@ RTOL = 1e-9
 
 @pytest.fixture(scope="module")
 def arms():
-    from robot_dynamics.demo.sim_arm import mujoco_arm  # imports rclpy: only when run
+    from robot_dynamics.demo.mujoco_model import mujoco_arm
 
     path = bundled_urdf("puma560")
     model = load_urdf(path)

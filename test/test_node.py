@@ -18,6 +18,8 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
+pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
+
 PUMA = bundled_urdf("puma560")
 CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config", "dynamics.yaml")
 TOL = 1e-9
@@ -58,8 +60,14 @@ def gravity_round_trip(client, node, names, positions, stamp, velocities=()):
     out = client.wait_for(lambda: next((m for m in states if stamp_ns(m) == stamp), None),
                           action=lambda: client.joint_state(node.joint_states, names, positions, velocities, stamp),
                           what=f"gravity_torques stamped {stamp}")
-    client.spin_for(0.05)
-    return out, commands[-1]
+    return out, command_for(client, commands, out)
+
+
+def command_for(client, commands, state):
+    """The gravity_commands message published with the JointState `state` (commands carry no stamp:
+    the one with the same efforts, waited for)."""
+    return client.wait_for(lambda: next((c for c in reversed(commands) if np.array_equal(c.data, state.effort)), None),
+                           what="the gravity_commands published with it")
 
 
 # --- joint_states -> gravity ---------------------------------------------------------------------
@@ -85,13 +93,13 @@ def test_reordered_partial_two_publishers_and_unknown_joints(client, model):
         send_arm = lambda stamp: client.joint_state(node.joint_states, arm, [q[idx[n]] for n in arm], (), stamp)  # noqa: E731
         client.wait_for(lambda: "joint_states of" in node.output(), action=lambda: send_arm(1),
                         what="the node's warning about missing joints")
-        client.spin_for(0.5)
-        assert not out_topic, "published although joints were missing"
         assert "joint1" in node.output() and "joint6" in node.output()   # the warning names them
         wrist_q = [q[idx[n]] if n in idx else 99.0 for n in wrist]
         out = client.wait_for(lambda: next((m for m in out_topic if stamp_ns(m) == 2), None),
                               action=lambda: client.joint_state(node.joint_states, wrist, wrist_q, (), 2),
                               what="gravity after the second publisher")
+        # messages are taken and answered in order: anything for stamp 1 would have come before
+        assert not [m for m in out_topic if stamp_ns(m) == 1], "published although joints were missing"
         assert list(out.name) == order
         assert close(out.effort, rd.gravity_torques(model, q)[::-1])
         q[idx["joint2"]] = -1.2                     # the first driver moves: merged with the second's last values
@@ -113,14 +121,14 @@ def test_bad_joint_states_are_rejected_and_the_node_goes_on(client, puma, model)
         5004: (["joint1", "joint1", "joint2", "joint3", "joint4", "joint5"], [0.1] * 6, ()),  # duplicate names
         5005: (model.joint_names, [np.inf] + [0.1] * 5, ()),
     }
-    for stamp, (names, pos, vel) in bad.items():
-        client.joint_state(puma.joint_states, names, pos, vel, stamp)
-    client.spin_for(1.0)
-    assert not [m for m in outputs if 5001 <= stamp_ns(m) <= 5005]
-    for problem in ("NaN or inf", "5 positions for 6 names", "3 velocities for 6 names", "duplicate joint names"):
-        assert problem in puma.output(), problem
+    problems = ("NaN or inf", "5 positions for 6 names", "3 velocities for 6 names", "duplicate joint names")
+    client.wait_for(lambda: all(problem in puma.output() for problem in problems),       # each one was taken
+                    action=lambda: [client.joint_state(puma.joint_states, names, pos, vel, stamp)
+                                    for stamp, (names, pos, vel) in bad.items()],
+                    what=f"the node's warnings {problems}")
     out, _ = gravity_round_trip(client, puma, model.joint_names, q, 5006)
     assert close(out.effort, rd.gravity_torques(model, q))        # the rejected values were not kept
+    assert not [m for m in outputs if 5001 <= stamp_ns(m) <= 5005]   # answered in order: none came before 5006
 
 
 def test_diagnostics_report_the_node(client, puma, model):
@@ -252,8 +260,7 @@ def test_reference_gives_the_computed_torque_feedforward(client, model):
                               what="feedforward_torques")
         expected = rd.inverse_dynamics(model, q, v, a_d + 25.0 * (q_d - q) + 10.0 * (v_d - v))
         assert close(out.effort, expected)
-        client.spin_for(0.1)
-        assert close(commands[-1].data, expected)
+        assert close(command_for(client, commands, out).data, expected)
 
         result = client.set_parameters(node.name, feedforward__evaluate_at="desired")
         assert result.successful

@@ -23,6 +23,8 @@ from robot_dynamics_interfaces.srv import ForwardDynamics, InverseDynamics  # no
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
+pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
+
 PUMA = bundled_urdf("puma560")
 NAN, INF = float("nan"), float("inf")
 # parameter: [(bad value, what is wrong with it)]; each refused at start-up and at run time
@@ -141,9 +143,10 @@ def serves(client, node, expected_model, stamp):
     client.wait_for(lambda: any(stamp_ns(m) == stamp for m in torques),
                     action=lambda: client.joint_state(node.joint_states, expected_model.joint_names, q, (), stamp),
                     what=f"gravity_torques stamped {stamp}")
-    client.spin_for(0.05)
     state = next(m for m in torques if stamp_ns(m) == stamp)
-    assert close(state.effort, rd.gravity_torques(expected_model, q)) and close(commands[-1].data, state.effort)
+    command = client.wait_for(lambda: next((c for c in reversed(commands) if np.array_equal(c.data, state.effort)), None),
+                              what="the gravity_commands published with it")     # commands carry no stamp
+    assert close(state.effort, rd.gravity_torques(expected_model, q)) and close(command.data, state.effort)
     v, a = np.linspace(-1, 1, 6), np.linspace(1, -2, 6)
     r = client.call(InverseDynamics, f"{node.ns}/inverse_dynamics",
                     InverseDynamics.Request(positions=list(Q), velocities=list(v), accelerations=list(a)))

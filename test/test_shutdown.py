@@ -23,6 +23,8 @@ from rosnode import rclpy
 from robot_dynamics.resources import bundled_urdf
 from sensor_msgs.msg import JointState  # noqa: E402
 
+pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
+
 EXECUTABLE = os.path.join(sys.prefix, "lib", "robot_dynamics", "dynamics_node")
 STOP_LIMIT = 3.0        # s from the (first) signal to the exit
 MAX_DELAY = 1.5         # s after the node's code started: covers imports, rclpy.init, model loading, spinning
