@@ -377,4 +377,4 @@ def wrench_to_joint_torques(model, q, frame, wrench, reference="local_world_alig
 from .identification import (PARAMETERS, BaseParameters, PayloadEstimate, base_parameters, identify_payload,  # noqa: F401,E402
                              identify_payload_from_momentum, inertial_parameter_names, inertial_parameters,
                              joint_torque_regressor)
-from .observer import MomentumObserver, estimate_wrench, external_torques  # noqa: F401,E402
+from .observer import MomentumObserver, estimate_wrench, external_torques, generalized_momentum  # noqa: F401,E402

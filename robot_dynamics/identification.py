@@ -161,14 +161,15 @@ def base_parameters(model, samples=None, seed=0, tol=1e-8):
     # W_dep = W_ind B, solved in the scaled columns (B_s entries of order one), then unscaled
     Bs = np.linalg.lstsq(Ws[:, np.searchsorted(np.flatnonzero(live), independent)],
                          Ws[:, np.searchsorted(np.flatnonzero(live), dependent)], rcond=None)[0]
-    Bs[np.abs(Bs) < 1e3 * tol * max(1.0, np.abs(Bs).max(initial=0.0))] = 0.0
     B = Bs * norms[dependent] / norms[independent][:, None]
     matrix = np.zeros((len(independent), ncol))
     matrix[np.arange(len(independent)), independent] = 1.0
     matrix[:, dependent] = B
     names = inertial_parameter_names(model)
-    combos = [{names[independent[i]]: 1.0, **{names[d]: float(B[i, k]) for k, d in enumerate(dependent) if B[i, k]}}
-              for i in range(len(independent))]
+    # the written combinations leave out terms below 1e-10 of a column (the scaled entries are of
+    # order one; rounding noise is ~1e-16): `matrix` keeps them
+    combos = [{names[independent[i]]: 1.0, **{names[d]: float(B[i, k]) for k, d in enumerate(dependent)
+                                              if abs(Bs[i, k]) > 1e-10}} for i in range(len(independent))]
     _, _, Vt = np.linalg.svd(matrix)
     margin = (float(ratio[independent].min(initial=1.0)), float(ratio[dependent].max(initial=0.0)))
     return BaseParameters([_written(c) for c in combos], [names[i] for i in independent], combos, independent,
@@ -195,7 +196,8 @@ class PayloadEstimate:
     samples determine; what they do not is None (static samples never determine the inertia).
     residual: RMS of the torques the fit leaves unexplained [N m]; condition_number: of the
     least-squares problem, columns scaled to unit norm, over the parameters it determines;
-    mass_std, com_std: standard errors from the residual (None without spare equations);
+    mass_std, com_std, inertia_std: standard errors from the residual, to first order (None
+    without spare equations or for what is not identified);
     samples: how many samples; method: 'static', 'dynamic' or 'momentum'."""
     link: str
     mass: float
@@ -208,6 +210,7 @@ class PayloadEstimate:
     method: str
     mass_std: float = None
     com_std: np.ndarray = None
+    inertia_std: np.ndarray = None
 
     @property
     def physical(self):
@@ -417,22 +420,38 @@ def _payload_fit(link, A, y, n, rcond, method):
     identified["inertia"] &= identified["com"]
     m, h = float(phi[0]), phi[1:4]
     com = h / m if identified["com"] and m != 0 else None
-    inertia = None
-    if identified["inertia"] and com is not None:
-        Io = np.array([[phi[4], phi[5], phi[7]], [phi[5], phi[6], phi[8]], [phi[7], phi[8], phi[9]]])
-        inertia = Io - m * (com @ com * np.eye(3) - np.outer(com, com))
-    mass_std = com_std = None
+    inertia = _inertia_about_com(phi) if identified["inertia"] and com is not None else None
+    mass_std = com_std = inertia_std = None
     if rows > r:                        # covariance of phi: sigma^2 (A^T A)^-1 over the excited span
         sigma2 = float(res @ res) / (rows - r)
         Vs = np.zeros_like(V)
         Vs[live] = V[live] / norms[live][:, None]
         cov = sigma2 * (Vs / s[:r] ** 2) @ Vs.T
         mass_std = float(np.sqrt(max(cov[0, 0], 0.0)))
-        if com is not None:             # c = h / m, to first order
-            J = np.hstack((-com[:, None] / m, np.eye(3) / m))
-            com_std = np.sqrt(np.maximum(np.diag(J @ cov[:4, :4] @ J.T), 0.0))
+        if com is not None:
+            com_std = _propagated_std(lambda x: x[1:4] / x[0], phi[:4], cov[:4, :4])
+        if inertia is not None:
+            inertia_std = _propagated_std(lambda x: _inertia_about_com(x).reshape(-1), phi, cov).reshape(3, 3)
     return PayloadEstimate(link, m, com, inertia, identified, float(np.sqrt(res @ res / rows)),
-                           float(s[0] / s[r - 1]), n, method, mass_std, com_std)
+                           float(s[0] / s[r - 1]), n, method, mass_std, com_std, inertia_std)
+
+
+def _inertia_about_com(phi):
+    """The 3x3 inertia about the centre of mass from the ten parameters (PARAMETERS order):
+    I_c = I_o - (h.h 1 - h h^T) / m (parallel axes)."""
+    h = phi[1:4]
+    Io = np.array([[phi[4], phi[5], phi[7]], [phi[5], phi[6], phi[8]], [phi[7], phi[8], phi[9]]])
+    return Io - (h @ h * np.eye(3) - np.outer(h, h)) / phi[0]
+
+
+def _propagated_std(f, x, cov):
+    """Standard errors of f(x) for x with covariance cov, to first order (central differences)."""
+    J = np.empty((np.size(f(x)), len(x)))
+    for k in range(len(x)):
+        e = np.zeros(len(x))
+        e[k] = 1e-6 * max(abs(x[k]), 1e-3 * np.abs(x).max())
+        J[:, k] = (f(x + e) - f(x - e)) / (2 * e[k])
+    return np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", J, cov, J), 0.0))
 
 
 _NO_MASS = ("the {n} samples cannot determine the payload's mass on {link!r}: {why}. Record samples in "

@@ -134,6 +134,24 @@ class MomentumObserver:
             raise RuntimeError("the observer has no sample yet: call reset(q, v[, tau]) first")
 
 
+def generalized_momentum(model, q, v, threads=None):
+    """(p, beta): the generalized momentum p = M(q) v and beta = g(q) - C(q, v)^T v, the terms
+    of the momentum balance pdot = tau - beta + tau_ext, from one compiled pass (no mass or
+    Coriolis matrix; kernels/momentum.py). One state (nv,) each, or a batch (N, nv)."""
+    if _plain(q, model.nq) and _plain(v, model.nv):
+        p, beta = np.empty(model.nv), np.empty(model.nv)
+        if not _MOMENTUM.run(model.packed, q, v, p, beta, _scratch(model, _momentum)):
+            return p, beta
+    q = _vector(q, model.nq, "q")
+    n = _batch_size(q)
+    v = _vector(v, model.nv, "v", n)
+    p, beta = np.empty(v.shape), np.empty(v.shape)
+    status = _run(_momentum, "momentum", model, n, threads, q, v, p, beta) if n \
+        else _momentum.momentum(model.packed, q, v, p, beta, _scratch(model, _momentum))
+    _raise_status(model, status, dict(q=q, v=v))
+    return p, beta
+
+
 def external_torques(model, q, v, tau, dt, gain, threads=None):
     """The momentum observer over a recorded trajectory: r (N, nv) at each of N consecutive
     samples (q (N, nq), v, tau (N, nv)), dt apart (a number, or the N - 1 intervals, e.g.
@@ -195,7 +213,7 @@ def estimate_wrench(model, q, frame, tau_ext, reference="local_world_aligned", d
 
 
 # the dynamics API re-exports this module's names, so it is imported last (a cycle otherwise)
-from .dynamics import _Direct, _plain_state, _raise_status, _vector, frame_jacobian  # noqa: E402
-from .identification import _run  # noqa: E402
+from .dynamics import _Direct, _batch_size, _plain, _plain_state, _raise_status, _vector, frame_jacobian  # noqa: E402
+from .identification import _run, _scratch  # noqa: E402
 
-_STEP = _Direct(_observer.observer_step)
+_STEP, _MOMENTUM = _Direct(_observer.observer_step), _Direct(_momentum.momentum)
