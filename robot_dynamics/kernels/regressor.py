@@ -14,7 +14,7 @@ import numpy as np
 from ..layout import AXES, VSCALE
 from .columns import KINEMATICS_END, W_P, W_R, W_S, layout
 from .common import NONFINITE, OK, chunk, finite, ndofs, parent, root_acceleration, user_v, workspace
-from .jit import fast, parallel, prange
+from .jit import fast, inline, parallel, prange
 from .kinematics import kinematics
 from .spatial import ZERO6, axpy, cross3, cross_motion, dot6, get6, get9, matvec3, plus, set6
 
@@ -24,9 +24,8 @@ W_V, W_A, WIDTH = layout((("V", 6), ("A", 6)), KINEMATICS_END)
 
 @fast
 def regressor(model, q, v, a, body, Y, W):
-    """Y(q, v, a) of one state, added into Y, which must hold zeros on entry (a fresh np.zeros:
-    the kernel writes only the blocks that can be non-zero). body < 0: every body's ten columns
-    (Y is nv x 10 nb); body >= 0: only that body's (Y is nv x 10).
+    """Y(q, v, a) of one state into Y (all of it). body < 0: every body's ten columns (Y is
+    nv x 10 nb); body >= 0: only that body's (Y is nv x 10).
 
     Velocities and accelerations go from the root to the leaves in world axes about o:
     v_i = v_p + S qd, a_i = a_p + S qdd + v_i x S qd (the base moves up at g); a world S is fixed
@@ -38,6 +37,9 @@ def regressor(model, q, v, a, body, Y, W):
     status = kinematics(model, q, W)
     if status != OK:
         return status
+    for row in range(Y.shape[0]):   # bodies off a joint's path add nothing to its row
+        for k in range(Y.shape[1]):
+            Y[row, k] = 0.0
     for i in range(model.shape[0] - 1):
         par = parent(model, i)
         vJ, aJ = ZERO6, ZERO6
@@ -53,7 +55,7 @@ def regressor(model, q, v, a, body, Y, W):
     return OK
 
 
-@fast
+@inline
 def body_to_joints(model, i, col, vi, ai, Y, W):
     """Y[j, col:col+10] += S_j . A_i for every joint j from body i up to the root (`body_columns`
     gives A_i; its inertia columns are couples: their linear part is zero)."""
@@ -76,7 +78,7 @@ def body_to_joints(model, i, col, vi, ai, Y, W):
         j = parent(model, j)
 
 
-@fast
+@inline
 def body_columns(model, i, vi, ai, W):
     """A_i: the force f = I a + v x* I v of body i per unit of each of its parameters, in world
     axes about o, from its velocity and acceleration (v, a, about o). With P the body origin
@@ -109,25 +111,25 @@ def body_columns(model, i, vi, ai, W):
     return fm, fx, fy, fz, txx, txy, tyy, txz, tyz, tzz
 
 
-@fast
+@inline
 def first_moment(P, al, w, r, wr, beta):
     """The column of m c_k (r = r_k, wr = w x r_k): [l; r x beta + P x l], l = alpha x r + w x wr."""
     lin = plus3(cross3(al, r), cross3(w, wr))
     return lin + plus3(cross3(r, beta), cross3(P, lin))
 
 
-@fast
+@inline
 def couple(r, ar, wr, wo):
     """r (r . alpha) + (w x r)(r' . w): one half of an inertia column's couple."""
     return (r[0] * ar + wr[0] * wo, r[1] * ar + wr[1] * wo, r[2] * ar + wr[2] * wo)
 
 
-@fast
+@inline
 def plus3(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@fast
+@inline
 def dot3(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
