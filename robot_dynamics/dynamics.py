@@ -374,7 +374,7 @@ def wrench_to_joint_torques(model, q, frame, wrench, reference="local_world_alig
     return np.einsum("...ij,...i->...j", J, F)
 
 
-from .identification import (PARAMETERS, BaseParameters, PayloadEstimate, base_parameters, identify_payload,  # noqa: F401,E402
-                             identify_payload_from_momentum, inertial_parameter_names, inertial_parameters,
-                             joint_torque_regressor)
+from .identification import (PARAMETERS, BaseParameters, PayloadEstimate, base_parameters,  # noqa: F401,E402
+                             identify_payload, identify_payload_from_momentum, inertial_parameter_names,
+                             inertial_parameters, joint_torque_regressor)
 from .observer import MomentumObserver, estimate_wrench, external_torques, generalized_momentum  # noqa: F401,E402

@@ -30,6 +30,7 @@ from .kernels import momentum as _momentum
 from .kernels import regressor as _regressor
 from .layout import ARMATURE, AXES, INERTIA
 from .model import transform_inertia
+from .urdf import inertia_problem
 
 #: the ten parameters of a body, in the regressor's (Pinocchio's) order
 PARAMETERS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
@@ -220,15 +221,12 @@ class PayloadEstimate:
 
     @property
     def physical(self):
-        """A positive mass and, if identified, an inertia about the COM that is positive
-        semi-definite and obeys the triangle inequalities (principal moments)."""
+        """A positive mass and, if identified, an inertia about the COM that a rigid body can
+        have (urdf.inertia_problem: positive semi-definite, triangle inequalities; the rule the
+        loader and the node's payload parameters apply)."""
         if not self.mass > 0:
             return False
-        if self.inertia is None:
-            return True
-        d = np.linalg.eigvalsh(self.inertia)
-        tol = 1e-12 * max(1.0, abs(d).max())
-        return bool(d.min() >= -tol and d[0] + d[1] >= d[2] - tol)
+        return self.inertia is None or inertia_problem(self.mass, self.inertia) is None
 
     def as_parameters(self, point_mass=False):
         """The node's payload parameters (payload.link, payload.mass, payload.com, payload.inertia
@@ -243,10 +241,11 @@ class PayloadEstimate:
                              "to apply mass and centre of mass only")
         I = np.zeros((3, 3)) if point_mass else self.inertia
         if not (self.mass > 0 and (point_mass or self.physical)):
-            raise ValueError(f"the estimate is not a physical payload (mass {self.mass:.6g} kg"
-                             + ("" if point_mass else f", inertia eigenvalues {np.linalg.eigvalsh(I)}")
-                             + "): it explains noise; excite the link more or use point_mass=True")
-        return {"payload.link": self.link, "payload.mass": float(self.mass), "payload.com": [float(x) for x in self.com],
+            why = "" if point_mass or not self.mass > 0 else f": {inertia_problem(self.mass, I)}"
+            raise ValueError(f"the estimate is not a physical payload (mass {self.mass:.6g} kg{why}): it "
+                             "explains noise or friction; excite the link more, or use point_mass=True")
+        return {"payload.link": self.link, "payload.mass": float(self.mass),
+                "payload.com": [float(x) for x in self.com],
                 "payload.inertia": [float(I[0, 0]), float(I[1, 1]), float(I[2, 2]), float(I[0, 1]), float(I[0, 2]),
                                     float(I[1, 2])]}
 

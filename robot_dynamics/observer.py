@@ -192,7 +192,7 @@ def estimate_wrench(model, q, frame, tau_ext, reference="local_world_aligned", d
     others are zero in F. One state (q (nq,), tau_ext (nv,)) -> (6,), or a batch -> (N, 6)."""
     if components not in COMPONENTS:
         raise ValueError(f"components must be one of {', '.join(COMPONENTS)}, got {components!r}")
-    lam = float(damping) if np.isscalar(damping) else float("nan")
+    lam = float(damping) if np.isscalar(damping) and not isinstance(damping, (str, bytes)) else float("nan")
     if not (np.isfinite(lam) and lam >= 0):
         raise ValueError(f"damping must be a finite number >= 0, got {damping!r}")
     J = frame_jacobian(model, q, frame, reference, threads)
@@ -201,6 +201,10 @@ def estimate_wrench(model, q, frame, tau_ext, reference="local_world_aligned", d
     if not np.all(np.isfinite(r)):
         raise ValueError("tau_ext contains NaN or inf")
     rows = COMPONENTS[components]
+    if not n:                           # one state: compiled Cholesky (the SVD below if near-singular)
+        F, A = np.empty(6), np.empty((6, 7))
+        if _observer.damped_least_squares(J, rows.start, rows.stop, r, lam * lam, A, F):
+            return F
     Jc = J[..., rows, :]
     if lam > 0:
         A = Jc @ np.swapaxes(Jc, -1, -2) + lam * lam * np.eye(Jc.shape[-2])

@@ -111,16 +111,18 @@ def test_base_parameters_of_the_planar_arm_are_the_classical_ones():
     rng = np.random.default_rng(2)
     for _ in range(20):
         q, v, a = rng.uniform(-3, 3, 2), rng.uniform(-2, 2, 2), rng.uniform(-2, 2, 2)
-        s1, c1, s12, c12, s2, c2 = np.sin(q[0]), np.cos(q[0]), np.sin(q.sum()), np.cos(q.sum()), np.sin(q[1]), np.cos(q[1])
+        s1, c1, s2, c2 = np.sin(q[0]), np.cos(q[0]), np.sin(q[1]), np.cos(q[1])
+        s12, c12 = np.sin(q.sum()), np.cos(q.sum())
         g = 9.81
         by_name = dict(zip(bp.leading, np.moveaxis(bp.regressor(arm, q, v, a), -1, 0)))
         np.testing.assert_allclose(by_name["link1.Iyy"], [a[0], 0.0], atol=1e-12)          # (Iyy1 + m2) qdd1
         np.testing.assert_allclose(by_name["link1.mx"], [g * c1, 0.0], atol=1e-12)          # (mx1 + m2) g cos q1
         np.testing.assert_allclose(by_name["link2.Iyy"], [a.sum(), a.sum()], atol=1e-12)
-        np.testing.assert_allclose(by_name["link2.mx"], [2 * c2 * a[0] + c2 * a[1] - s2 * (2 * v[0] + v[1]) * v[1] + g * c12,
+        centripetal = (2 * v[0] + v[1]) * v[1]
+        np.testing.assert_allclose(by_name["link2.mx"], [2 * c2 * a[0] + c2 * a[1] - s2 * centripetal + g * c12,
                                                          c2 * a[0] + s2 * v[0] ** 2 + g * c12], atol=1e-12)
         np.testing.assert_allclose(by_name["link1.mz"], [-g * s1, 0.0], atol=1e-12)
-        np.testing.assert_allclose(by_name["link2.mz"], [-2 * s2 * a[0] - s2 * a[1] - c2 * (2 * v[0] + v[1]) * v[1] - g * s12,
+        np.testing.assert_allclose(by_name["link2.mz"], [-2 * s2 * a[0] - s2 * a[1] - c2 * centripetal - g * s12,
                                                          -s2 * a[0] + c2 * v[0] ** 2 - g * s12], atol=1e-12)
 
 
@@ -148,7 +150,8 @@ def test_base_parameters_null_space_and_rank(pair):
 
 # --- payload identification -------------------------------------------------------------------
 PAYLOAD = dict(mass=1.3, placement=((0.01, -0.02, 0.12), (0.3, -0.2, 0.5)), com=(0.03, 0.01, 0.05),
-               com_rpy=(0.1, 0.4, -0.3), inertia=((0.004, 0.0005, -0.0003), (0.0005, 0.006, 0.0002), (-0.0003, 0.0002, 0.005)))
+               com_rpy=(0.1, 0.4, -0.3),
+               inertia=((0.004, 0.0005, -0.0003), (0.0005, 0.006, 0.0002), (-0.0003, 0.0002, 0.005)))
 
 
 def rpy(r, p, y):
@@ -200,10 +203,12 @@ def test_payload_from_noiseless_samples(payload_case):
     q, v, a = samples(bare, 60, rng)
     est = rd.identify_payload(bare, link, q, v, a, rd.inverse_dynamics(loaded, q, v, a))
     assert est.identified == {"mass": True, "com": True, "inertia": True} and est.method == "dynamic"
-    assert abs(est.mass - mass) < 1e-6 and np.abs(est.com - com).max() < 1e-6 and np.abs(est.inertia - inertia).max() < 1e-6
+    assert abs(est.mass - mass) < 1e-6 and np.abs(est.com - com).max() < 1e-6
+    assert np.abs(est.inertia - inertia).max() < 1e-6
     assert est.residual < 1e-9 and est.samples == 60 and est.physical and est.condition_number < 1e3
     applied = est.apply(bare)
-    np.testing.assert_allclose(rd.inverse_dynamics(applied, q, v, a), rd.inverse_dynamics(loaded, q, v, a), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(rd.inverse_dynamics(applied, q, v, a), rd.inverse_dynamics(loaded, q, v, a),
+                               rtol=0, atol=1e-9)
     assert np.array_equal(rd.inverse_dynamics(bare, q, v, a), rd.inverse_dynamics(bare, q, v, a))   # bare untouched
     params = est.as_parameters()
     assert params["payload.link"] == link and abs(params["payload.mass"] - mass) < 1e-6
@@ -234,10 +239,11 @@ def test_payload_without_accelerations(payload_case):
         v[:, :6] = a[:, :6] = 0.0
     est = rd.identify_payload_from_momentum(bare, link, q, v, rd.inverse_dynamics(loaded, q, v, a), dt)
     assert est.method == "momentum" and all(est.identified.values())
-    assert abs(est.mass - mass) < 1e-4 * mass and np.abs(est.com - com).max() < 1e-5 and np.abs(est.inertia - inertia).max() < 1e-5
+    assert abs(est.mass - mass) < 1e-4 * mass and np.abs(est.com - com).max() < 1e-5
+    assert np.abs(est.inertia - inertia).max() < 1e-5
     still = np.repeat(q[::100], 10, axis=0)
-    est = rd.identify_payload_from_momentum(bare, link, still, np.zeros((len(still), bare.nv)), rd.gravity_torques(loaded, still),
-                                            dt, window=5)
+    est = rd.identify_payload_from_momentum(bare, link, still, np.zeros((len(still), bare.nv)),
+                                            rd.gravity_torques(loaded, still), dt, window=5)
     assert est.method == "static" and est.inertia is None and abs(est.mass - mass) < 1e-9
 
 
@@ -284,7 +290,8 @@ def test_payload_samples_that_cannot_determine_the_mass_are_refused():
     loaded = load_urdf(text)
     q = np.tile([np.pi / 2, 0.3], (10, 1)) + np.c_[np.zeros(10), np.linspace(0, 1, 10)]
     with pytest.raises(ValueError, match="cannot determine the payload's mass on 'link2'"):
-        rd.identify_payload(arm, "link2", q[:1].repeat(5, 0), None, None, rd.gravity_torques(loaded, q[:1].repeat(5, 0)))
+        alike = q[:1].repeat(5, 0)
+        rd.identify_payload(arm, "link2", alike, None, None, rd.gravity_torques(loaded, alike))
     with pytest.raises(ValueError, match="cannot determine the payload's mass on 'link1'"):
         rd.identify_payload(arm, "link1", q, None, None, rd.gravity_torques(arm, q))
     with pytest.raises(ValueError, match="cannot determine the payload's mass on 'link2'"):
@@ -311,3 +318,22 @@ def test_payload_samples_that_cannot_determine_the_mass_are_refused():
         rd.identify_payload_from_momentum(arm, "link2", q, np.zeros((10, 2)), np.zeros((10, 2)), 0.0)
     with pytest.raises(ValueError, match="window"):
         rd.identify_payload_from_momentum(arm, "link2", q, np.zeros((10, 2)), np.zeros((10, 2)), 1e-3, window=10)
+
+
+def test_payload_estimate_refuses_what_is_not_a_rigid_body():
+    """An estimate with a negative mass or an inertia no rigid body has (noise, friction) is not
+    applied; point_mass=True applies mass and COM only when the mass is positive."""
+    arm = load_urdf(bundled_urdf("planar_2link"))
+    bad_inertia = rd.PayloadEstimate("link2", 0.5, np.array([0.1, 0.0, 0.0]), np.diag([1e-3, 1e-3, 5e-3]),
+                                     {"mass": True, "com": True, "inertia": True}, 0.01, 3.0, 50, "dynamic")
+    assert not bad_inertia.physical
+    with pytest.raises(ValueError, match="triangle inequality"):
+        bad_inertia.apply(arm)
+    point = bad_inertia.apply(arm, point_mass=True)
+    assert point.inertia[1, 0] == arm.inertia[1, 0] + 0.5 and point is not arm
+    assert bad_inertia.as_parameters(point_mass=True)["payload.inertia"] == [0.0] * 6
+    negative = rd.PayloadEstimate("link2", -0.01, np.zeros(3), None, {"mass": True, "com": True, "inertia": False},
+                                  0.01, 3.0, 50, "static")
+    assert not negative.physical
+    with pytest.raises(ValueError, match="not a physical payload"):
+        negative.apply(arm, point_mass=True)

@@ -34,7 +34,8 @@ def test_momentum_and_beta_against_pinocchio(pair):
     for _ in range(40):
         q, v, _ = pair.random_state(rng)
         pq, pv = P.pin_q(q), P.pin_v(v)
-        M = P.ours_matrix(pin.crba(P.pin, P.data, pq), upper_only=True) + np.diag(np.r_[np.zeros(m.joint_offset[1]), m.armature])
+        M = P.ours_matrix(pin.crba(P.pin, P.data, pq), upper_only=True)
+        M += np.diag(np.r_[np.zeros(m.joint_offset[1]), m.armature])
         C = P.ours_matrix(pin.computeCoriolisMatrix(P.pin, P.data, pq, pv))
         g = P.ours_v(pin.computeGeneralizedGravity(P.pin, P.data, pq))
         p, beta = rd.generalized_momentum(m, q, v)
@@ -117,6 +118,36 @@ def test_step_at_rest_is_followed_exactly_as_first_order(panda):
     np.testing.assert_allclose(rd.estimate_wrench(m, q, FRAME, r_push, components="force"), push, atol=1e-10)
     damped = rd.estimate_wrench(m, q, FRAME, r_push, damping=0.5, components="force")
     assert np.linalg.norm(damped) < np.linalg.norm(push) and damped @ push > 0
+
+
+def test_wrench_estimate_is_damped_least_squares():
+    """On the 2-link planar arm (two joints, a wrench has six unknowns: J J^T is singular) the
+    estimate is the least-squares solution of least norm; with damping it is
+    (J J^T + damping^2 1)^-1 J r; one state (compiled Cholesky, SVD when singular) and a batch
+    (NumPy) agree; a full-rank J (panda) takes the Cholesky path, its answer is the SVD's."""
+    from robot_dynamics import load_urdf
+    from robot_dynamics.resources import bundled_urdf
+    arm = load_urdf(bundled_urdf("planar_2link"))
+    q = np.array([0.3, 1.1])
+    r = rd.wrench_to_joint_torques(arm, q, "tip", [0.0, 0.0, -2.0, 0.0, 0.0, 0.0])
+    for components, rows in (("wrench", slice(0, 6)), ("force", slice(0, 3)), ("torque", slice(3, 6))):
+        J = rd.frame_jacobian(arm, q, "tip")[rows]
+        F = rd.estimate_wrench(arm, q, "tip", r, components=components)
+        np.testing.assert_allclose(F[rows], np.linalg.lstsq(J.T, r, rcond=None)[0], rtol=0, atol=1e-12)
+        damped = rd.estimate_wrench(arm, q, "tip", r, damping=0.3, components=components)
+        np.testing.assert_allclose(damped[rows], np.linalg.solve(J @ J.T + 0.09 * np.eye(J.shape[0]), J @ r),
+                                   rtol=0, atol=1e-12)
+        batch = rd.estimate_wrench(arm, np.tile(q, (3, 1)), "tip", np.tile(r, (3, 1)), damping=0.3,
+                                   components=components)
+        np.testing.assert_allclose(batch, np.tile(damped, (3, 1)), rtol=0, atol=1e-12)
+        assert not np.any(np.delete(F, np.arange(6)[rows]))
+    np.testing.assert_allclose(rd.estimate_wrench(arm, q, "tip", r, components="force")[[0, 2]], [0.0, -2.0],
+                               atol=1e-12)
+    m = Pair("panda").model
+    qp = rd.random_configuration(m, np.random.default_rng(12))
+    rp = np.random.default_rng(13).normal(size=m.nv)
+    J = rd.frame_jacobian(m, qp, FRAME)
+    np.testing.assert_allclose(rd.estimate_wrench(m, qp, FRAME, rp), np.linalg.pinv(J.T) @ rp, rtol=0, atol=1e-10)
 
 
 def test_static_floating_base_holds_the_same_law():
@@ -276,7 +307,8 @@ def test_bad_input_is_refused_by_name_and_leaves_the_observer_as_it_was(panda):
     ro.flags.writeable = False
     a, b = rd.MomentumObserver(m, 10.0), rd.MomentumObserver(m, 10.0)
     a.reset(q, z, g), b.reset(list(q), list(z), list(g))
-    np.testing.assert_array_equal(a.update(q, z, g - 1, 1e-3), b.update(ro, np.repeat(z, 2)[::2], list(g - 1), np.float64(1e-3)))
+    np.testing.assert_array_equal(a.update(q, z, g - 1, 1e-3),
+                                  b.update(ro, np.repeat(z, 2)[::2], list(g - 1), np.float64(1e-3)))
     with pytest.raises(ValueError, match="unit norm"):
         biped = Pair("biped", True).model
         o = rd.MomentumObserver(biped, 10.0)

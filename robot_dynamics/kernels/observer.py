@@ -1,4 +1,6 @@
-"""The generalized-momentum observer of external joint torques (De Luca and Mattone, 2005), sampled.
+"""The generalized-momentum observer of external joint torques (De Luca and Mattone, 2005), sampled;
+and the wrench at a frame that explains them, by damped least squares (Haddadin, De Luca and
+Albu-Schaeffer, 2017, contact isolation and identification).
 
 In continuous time r = K (p(t) - p(0) - integral_0^t (tau + C^T qd - g + r) ds), with p = M qd, so
 that rdot = K (tau_ext - r): r follows the external torque through a first-order lag of gain K
@@ -14,6 +16,8 @@ for any K dt (no stability limit). The first step after a reset without a torque
 whole step (rectangle rule).
 """
 import math
+
+import numpy as np
 
 from ..layout import NV
 from .common import NONFINITE, OK, OVERFLOW, finite
@@ -80,3 +84,49 @@ def observer_run(P, B, TAU, dt, gain, R):
         if not finite(R[s]):
             return s
     return -1
+
+
+@fast
+def damped_least_squares(J, lo, hi, r, lam2, A, F):
+    """F[lo:hi] = (Jc Jc^T + lam2 1)^-1 Jc r with Jc = J[lo:hi] (the minimiser of
+    |Jc^T F - r|^2 + lam2 |F|^2), the rest of F zero, by Cholesky in A (6 x 7 scratch: the
+    factor and the right-hand side). Returns False, F untouched, when a pivot falls below 1e-8
+    of the largest diagonal entry (Jc near rank-deficient: the caller solves by SVD)."""
+    k, nv = hi - lo, J.shape[1]
+    big = 0.0
+    for a in range(k):
+        for b in range(a + 1):
+            s = lam2 if a == b else 0.0
+            for c in range(nv):
+                s += J[lo + a, c] * J[lo + b, c]
+            A[a, b] = s
+        s = 0.0
+        for c in range(nv):
+            s += J[lo + a, c] * r[c]
+        A[a, 6] = s
+        big = max(big, A[a, a])
+    for a in range(k):                  # A = L L^T, L in the lower triangle
+        d = A[a, a]
+        for c in range(a):
+            d -= A[a, c] * A[a, c]
+        if not d > 1e-8 * big:
+            return False
+        A[a, a] = np.sqrt(d)
+        for b in range(a + 1, k):
+            x = A[b, a]
+            for c in range(a):
+                x -= A[b, c] * A[a, c]
+            A[b, a] = x / A[a, a]
+    for a in range(k):                  # L y = rhs
+        x = A[a, 6]
+        for c in range(a):
+            x -= A[a, c] * A[c, 6]
+        A[a, 6] = x / A[a, a]
+    for a in range(k - 1, -1, -1):      # L^T x = y
+        x = A[a, 6]
+        for c in range(a + 1, k):
+            x -= A[c, a] * A[c, 6]
+        A[a, 6] = x / A[a, a]
+    for a in range(6):
+        F[a] = A[a - lo, 6] if lo <= a < hi else 0.0
+    return True
