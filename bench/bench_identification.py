@@ -15,7 +15,11 @@
 4. Payload identification and base parameters, once each (seconds; nothing to compare with).
 
 Each figure is the median over several repeats after three warm-up calls (the numba cache is
-warmed first by those calls); ratios are against Pinocchio measured in the same run.
+warmed first by those calls). Ours and Pinocchio's are timed alternately, repeat by repeat, and
+each ratio is the median of the per-repeat ratios: the machine is shared (2 cores), and load
+that comes and goes then weighs on both sides alike. Beside the batches, the time to fill an
+output array of the same shape (np.empty + one store per entry, compiled) shows how much of a
+large batch is only writing its result to memory.
 """
 import os
 
@@ -60,6 +64,38 @@ def median_time(fn, repeats, calls=1):
     return statistics.median(times)
 
 
+def paired_times(fns, repeats, calls=1):
+    """Medians of the seconds per call of each of fns, timed alternately per repeat after three
+    warm-up calls each, and the median over repeats of time(fns[-1]) / time(fns[k]) for each k."""
+    for fn in fns:
+        for _ in range(3):
+            fn()
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for k, fn in enumerate(fns):
+            t = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            times[k].append((time.perf_counter() - t) / calls)
+    ratios = [statistics.median(r / t for t, r in zip(times[k], times[-1])) for k in range(len(fns))]
+    return [statistics.median(t) for t in times], ratios
+
+
+@numba.njit(cache=False)
+def _fill(Y):
+    for s in range(Y.shape[0]):
+        for r in range(Y.shape[1]):
+            for k in range(Y.shape[2]):
+                Y[s, r, k] = 0.0
+
+
+def output_floor(shape):
+    """Seconds to make and fill a fresh array of this shape (the least a batch returning it costs)."""
+    def fill():
+        _fill(np.empty(shape))
+    return median_time(fill, 3)
+
+
 def states(model, n, rng):
     q = np.atleast_2d(rd.random_configuration(model, rng, n))
     return q, rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
@@ -86,22 +122,25 @@ def bench_regressor(name, urdf, floating, drop_mimic, frame):
     Q, V, A = states(model, max(BATCHES), np.random.default_rng(0))
     P = [pad(x, extra) for x in (Q, V, A)]
     rows = []
-    us = 1e6 * median_time(lambda: rd.joint_torque_regressor(model, Q[0], V[0], A[0]), REPEATS[1], SINGLE_LOOP)
-    ref = 1e6 * median_time(lambda: pin.computeJointTorqueRegressor(pmodel, data, P[0][0], P[1][0], P[2][0]),
-                            REPEATS[1], SINGLE_LOOP)
-    print(f"N=1      ours {us:8.2f}  pin {ref:8.2f}  ours/pin {us / ref:5.2f}")
-    rows.append((name, "regressor", 1, us, None, ref))
+    (us, ref), (ratio, _) = paired_times(
+        [lambda: rd.joint_torque_regressor(model, Q[0], V[0], A[0]),
+         lambda: pin.computeJointTorqueRegressor(pmodel, data, P[0][0], P[1][0], P[2][0])], REPEATS[1], SINGLE_LOOP)
+    us, ref = 1e6 * us, 1e6 * ref
+    print(f"N=1      ours {us:8.2f}  pin {ref:8.2f}  ours/pin {1 / ratio:5.2f}")
+    rows.append((name, "regressor", 1, us, None, ref, 1 / ratio, None))
     for n in BATCHES:
         q, v, a = Q[:n], V[:n], A[:n]
         pq, pv, pa = (x[:n] for x in P)
-        r = REPEATS[n]
-        t1 = 1e6 * median_time(lambda: rd.joint_torque_regressor(model, q, v, a, threads=1), r) / n
-        t2 = 1e6 * median_time(lambda: rd.joint_torque_regressor(model, q, v, a, threads=2), r) / n
-        ref = 1e6 * median_time(lambda: [pin.computeJointTorqueRegressor(pmodel, data, pq[i], pv[i], pa[i])
-                                         for i in range(n)], r) / n
-        print(f"N={n:<6d} ours 1 thr {t1:8.2f} (x{ref / t1:5.2f})  2 thr {t2:8.2f} (x{ref / t2:5.2f})  "
-              f"pin loop {ref:8.2f}   [x = pin/ours speed-up]")
-        rows.append((name, "regressor", n, t1, t2, ref))
+        (t1, t2, ref), (x1, x2, _) = paired_times(
+            [lambda: rd.joint_torque_regressor(model, q, v, a, threads=1),
+             lambda: rd.joint_torque_regressor(model, q, v, a, threads=2),
+             lambda: [pin.computeJointTorqueRegressor(pmodel, data, pq[i], pv[i], pa[i]) for i in range(n)]],
+            REPEATS[n])
+        t1, t2, ref = (1e6 * t / n for t in (t1, t2, ref))
+        floor = 1e6 * output_floor((n, model.nv, 10 * model.nb)) / n
+        print(f"N={n:<6d} ours 1 thr {t1:8.2f} (x{x1:5.2f})  2 thr {t2:8.2f} (x{x2:5.2f})  "
+              f"pin loop {ref:8.2f}   [x = pin/ours speed-up]   filling the output alone {floor:6.2f}")
+        rows.append((name, "regressor", n, t1, t2, ref, 1 / x1, floor))
     return rows
 
 
@@ -123,12 +162,12 @@ def bench_observer(name, urdf, floating, drop_mimic, frame):
     def our_matrices():
         return rd.mass_matrix(model, q) @ v, rd.gravity_torques(model, q) - rd.coriolis_matrix(model, q, v).T @ v
     rows = []
-    ours = 1e6 * median_time(lambda: rd.generalized_momentum(model, q, v), REPEATS[1], SINGLE_LOOP)
-    ref = 1e6 * median_time(pin_terms, REPEATS[1], SINGLE_LOOP)
-    mats = 1e6 * median_time(our_matrices, REPEATS[1], SINGLE_LOOP)
+    (ours, mats, ref), (r1, _, _) = paired_times(
+        [lambda: rd.generalized_momentum(model, q, v), our_matrices, pin_terms], REPEATS[1], SINGLE_LOOP)
+    ours, mats, ref = 1e6 * ours, 1e6 * mats, 1e6 * ref
     print(f"p, beta  ours one pass {ours:7.2f}   ours via M, C, g {mats:7.2f}   pin via M, C, g {ref:7.2f}   "
-          f"ours/pin {ours / ref:5.2f}")
-    rows.append((name, "p = M v, beta = g - C^T v", 1, ours, None, ref))
+          f"ours/pin {1 / r1:5.2f}")
+    rows.append((name, "p = M v, beta = g - C^T v", 1, ours, None, ref, 1 / r1, None))
     obs = rd.MomentumObserver(model, 50.0)
     obs.reset(q, v, tau)
     up = 1e6 * median_time(lambda: obs.update(q, v, tau, 1e-3), REPEATS[1], SINGLE_LOOP)
@@ -166,10 +205,12 @@ def bench_identification():
 
 def markdown(rows, observer_rows):
     lines = ["| robot | algorithm | N | ours µs/state (1 thread) | ours µs/state (2 threads) | Pinocchio µs/state "
-             "| ratio ours (1 thread)/Pinocchio |", "|---|---|---:|---:|---:|---:|---:|"]
-    for robot, alg, n, t1, t2, ref in rows:
+             "| ratio ours (1 thread)/Pinocchio | filling the output alone µs/state |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for robot, alg, n, t1, t2, ref, ratio, floor in rows:
         two = "–" if t2 is None else f"{t2:.2f}"
-        lines.append(f"| {robot} | {alg} | {n} | {t1:.2f} | {two} | {ref:.2f} | {t1 / ref:.2f} |")
+        fill = "–" if floor is None else f"{floor:.2f}"
+        lines.append(f"| {robot} | {alg} | {n} | {t1:.2f} | {two} | {ref:.2f} | {ratio:.2f} | {fill} |")
     lines += ["", "| robot | MomentumObserver.update µs | wrench µs (damped) | inverse_dynamics µs |",
               "|---|---:|---:|---:|"]
     for robot, up, wr, wrd, idy in observer_rows:
@@ -179,8 +220,8 @@ def markdown(rows, observer_rows):
 
 def main():
     logging.getLogger("robot_dynamics").setLevel(logging.ERROR)  # talos' zero-inertia link warnings
-    print(f"numpy {np.__version__}, numba {numba.__version__}, pinocchio {pin.__version__}, {os.cpu_count()} cores; "
-          "Pinocchio N>1 = Python loop over the batch")
+    print(f"numpy {np.__version__}, numba {numba.__version__}, pinocchio {pin.__version__}, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.2f}; Pinocchio N>1 = Python loop over the batch")
     rows = [row for case in CASES for row in bench_regressor(*case)]
     observer_rows = []
     for case in CASES:
@@ -188,6 +229,7 @@ def main():
         rows += r
         observer_rows.append(o)
     bench_identification()
+    print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
     print("\n" + markdown(rows, observer_rows))
 
 

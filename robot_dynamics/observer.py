@@ -201,18 +201,27 @@ def estimate_wrench(model, q, frame, tau_ext, reference="local_world_aligned", d
     if not np.all(np.isfinite(r)):
         raise ValueError("tau_ext contains NaN or inf")
     rows = COMPONENTS[components]
+    if model.frame(frame).body < 0:
+        raise ValueError(f"frame {frame!r} is fixed to the world: no wrench there moves a joint")
     if not n:                           # one state: compiled Cholesky (the SVD below if near-singular)
         F, A = np.empty(6), np.empty((6, 7))
         if _observer.damped_least_squares(J, rows.start, rows.stop, r, lam * lam, A, F):
-            return F
+            return _finite_wrench(F)
     Jc = J[..., rows, :]
-    if lam > 0:
-        A = Jc @ np.swapaxes(Jc, -1, -2) + lam * lam * np.eye(Jc.shape[-2])
-        Fc = np.linalg.solve(A, (Jc @ r[..., None]))[..., 0]
-    else:
-        Fc = (np.linalg.pinv(np.swapaxes(Jc, -1, -2), rcond=1e-10) @ r[..., None])[..., 0]
+    with np.errstate(over="ignore", invalid="ignore"):     # checked below
+        if lam > 0:
+            A = Jc @ np.swapaxes(Jc, -1, -2) + lam * lam * np.eye(Jc.shape[-2])
+            Fc = np.linalg.solve(A, (Jc @ r[..., None]))[..., 0]
+        else:
+            Fc = (np.linalg.pinv(np.swapaxes(Jc, -1, -2), rcond=1e-10) @ r[..., None])[..., 0]
     F = np.zeros(J.shape[:-2] + (6,))
     F[..., rows] = Fc
+    return _finite_wrench(F)
+
+
+def _finite_wrench(F):
+    if not np.all(np.isfinite(F)):
+        raise ValueError("the wrench estimate is not finite: tau_ext is too large for double precision")
     return F
 
 

@@ -81,6 +81,8 @@ def test_regressor_zero_blocks_and_input_checks():
         rd.joint_torque_regressor(m, bad, v, a)
     with pytest.raises(ValueError, match=r"batch row 1"):
         rd.joint_torque_regressor(m, [q, bad], [v, v], [a, a])
+    with pytest.raises(ValueError, match="not finite"):      # finite inputs whose squares are not
+        rd.joint_torque_regressor(m, q, np.full(m.nv, 1e200), a)
 
 
 # --- base parameters --------------------------------------------------------------------------

@@ -325,6 +325,14 @@ def test_bad_input_is_refused_by_name_and_leaves_the_observer_as_it_was(panda):
         rd.estimate_wrench(m, q, FRAME, np.full(m.nv, np.nan))
     with pytest.raises(KeyError, match="unknown frame"):
         rd.estimate_wrench(m, q, "nowhere", z)
+    with pytest.raises(ValueError, match="fixed to the world"):
+        rd.estimate_wrench(m, q, "panda_link0", z)
+    with pytest.raises(ValueError, match="not finite"):
+        rd.estimate_wrench(m, q, FRAME, np.full(m.nv, 1e308))
+    with pytest.raises(ValueError, match="not finite"):
+        rd.generalized_momentum(m, q, np.full(m.nv, 1e200))
+    with pytest.raises(ValueError, match=r"v contains NaN or inf \(batch row 1\)"):
+        rd.generalized_momentum(m, [q, q], [z, np.full(m.nv, np.nan)])
     n = 5
     Q, Z = np.tile(q, (n, 1)), np.zeros((n, m.nv))
     with pytest.raises(ValueError, match="dt"):

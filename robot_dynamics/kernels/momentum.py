@@ -16,7 +16,8 @@ import numpy as np
 
 from ..layout import ARMATURE, VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import NONFINITE, OK, add_torque, chunk, finite, ndofs, parent, root_acceleration, user_v, workspace
+from .common import (NONFINITE, OK, OVERFLOW, add_torque, chunk, finite, ndofs, parent, root_acceleration, user_v,
+                     workspace)
 from .jit import fast, parallel, prange
 from .kinematics import kinematics
 from .spatial import ZERO6, axpy, cross_force, dot6, get6, inertia_times, plus, set6
@@ -27,7 +28,8 @@ W_V, W_H, W_G, WIDTH = layout((("V", 6), ("H", 6), ("G", 6)), KINEMATICS_END)
 
 @fast
 def momentum(model, q, v, p, beta, W):
-    """p = M(q) v and beta = g(q) - C(q, v)^T v of one state (see the module docstring)."""
+    """p = M(q) v and beta = g(q) - C(q, v)^T v of one state (see the module docstring);
+    NONFINITE for NaN or inf in the inputs, OVERFLOW for a result beyond a double."""
     if not (finite(q) and finite(v)):
         return NONFINITE
     status = kinematics(model, q, W)
@@ -58,7 +60,7 @@ def momentum(model, q, v, p, beta, W):
         if par >= 0:
             set6(W, par, W_H, plus(get6(W, par, W_H), h))
             set6(W, par, W_G, plus(get6(W, par, W_G), gc))
-    return OK
+    return OK if finite(p) and finite(beta) else OVERFLOW   # finite inputs, yet v^2 beyond a double
 
 
 @fast

@@ -13,7 +13,8 @@ import numpy as np
 
 from ..layout import AXES, VSCALE
 from .columns import KINEMATICS_END, W_P, W_R, W_S, layout
-from .common import NONFINITE, OK, chunk, finite, ndofs, parent, root_acceleration, user_v, workspace
+from .common import (NONFINITE, OK, OVERFLOW, chunk, finite, finite_rows, ndofs, parent, root_acceleration, user_v,
+                     workspace)
 from .jit import fast, inline, parallel, prange
 from .kinematics import kinematics
 from .spatial import ZERO6, axpy, cross3, cross_motion, dot6, get6, get9, matvec3, plus, set6
@@ -25,7 +26,8 @@ W_V, W_A, WIDTH = layout((("V", 6), ("A", 6)), KINEMATICS_END)
 @fast
 def regressor(model, q, v, a, body, Y, W):
     """Y(q, v, a) of one state into Y (all of it). body < 0: every body's ten columns (Y is
-    nv x 10 nb); body >= 0: only that body's (Y is nv x 10).
+    nv x 10 nb); body >= 0: only that body's (Y is nv x 10). NONFINITE for NaN or inf in the
+    inputs, OVERFLOW for inputs so large that Y is not finite.
 
     Velocities and accelerations go from the root to the leaves in world axes about o:
     v_i = v_p + S qd, a_i = a_p + S qdd + v_i x S qd (the base moves up at g); a world S is fixed
@@ -52,7 +54,7 @@ def regressor(model, q, v, a, body, Y, W):
         set6(W, i, W_A, ai)
         if body < 0 or i == body:
             body_to_joints(model, i, 10 * i if body < 0 else 0, vi, ai, Y, W)
-    return OK
+    return OK if finite_rows(Y) else OVERFLOW   # finite inputs, yet v^2 beyond a double
 
 
 @inline
