@@ -25,6 +25,7 @@ from .kernels import observer as _observer
 from .model import per_joint
 
 COMPONENTS = {"wrench": slice(0, 6), "force": slice(0, 3), "torque": slice(3, 6)}
+_INF = float("inf")
 
 
 def _gains(model, gain):
@@ -103,7 +104,7 @@ class MomentumObserver:
         external joint torques. ValueError naming the input (non-finite, wrong shape, a
         non-unit quaternion, dt not positive) leaves the observer at the previous sample."""
         m = self.model
-        if _plain_state(m, q, v, tau) and type(dt) is float and dt > 0 and self._q is not None:
+        if _plain_state(m, q, v, tau) and type(dt) is float and 0.0 < dt < _INF and self._q is not None:
             if not _STEP.run(m.packed, q, v, tau, dt, self.gain, self._trapezoid, self._X, self._W):
                 self._q[:] = q
                 self._trapezoid = True

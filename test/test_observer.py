@@ -293,7 +293,7 @@ def test_bad_input_is_refused_by_name_and_leaves_the_observer_as_it_was(panda):
     reference.update(q, z, g - 1.0, 1e-3)
     bad = [(dict(q=np.r_[q[:-1], np.nan]), "q contains NaN"), (dict(v=np.full(m.nv, np.inf)), "v contains NaN"),
            (dict(tau=np.r_[np.nan, g[1:]]), "tau contains NaN"), (dict(dt=0.0), "dt"), (dict(dt=-1e-3), "dt"),
-           (dict(dt=float("nan")), "dt"), (dict(dt="soon"), "dt"), (dict(q=q[:-1]), r"q must have shape"),
+           (dict(dt=float("nan")), "dt"), (dict(dt=float("inf")), "dt"), (dict(dt="soon"), "dt"), (dict(q=q[:-1]), r"q must have shape"),
            (dict(tau=np.ones((2, m.nv))), r"tau must have shape"), (dict(v=np.full(m.nv, 1e200)), "not finite")]
     for change, message in bad:
         args = dict(q=q, v=z, tau=g - 1.0, dt=1e-3)
