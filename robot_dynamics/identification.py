@@ -137,6 +137,28 @@ class BaseParameters:
         """The base regressor Y[..., columns]: tau = Y_base theta_base + armature * a."""
         return joint_torque_regressor(model, q, v, a, threads)[..., self.columns]
 
+    def fit(self, model, q, v, a, tau, threads=None):
+        """Least squares of theta_base from measured samples (q (N, nq), v, a, tau (N, nv)):
+        (theta_base, RMS residual [N m], condition number of the column-scaled base regressor).
+        The model's armature times a is taken off tau first. ValueError naming a malformed input,
+        or when the samples do not excite every base parameter (condition number above 1e12)."""
+        q, v, a, tau, n = _samples(model, q, v, a, tau)
+        if len(self.matrix) and self.matrix.shape[1] != 10 * model.nb:
+            raise ValueError(f"these base parameters are of a model with {self.matrix.shape[1] // 10} bodies, "
+                             f"not {model.nb}")
+        armature = np.r_[np.zeros(model.joint_offset[1]), model.armature]
+        A = self.regressor(model, q, v, a, threads).reshape(n * model.nv, -1)
+        y = (tau - armature * a).reshape(-1)
+        norms = np.linalg.norm(A, axis=0)
+        s = np.linalg.svd(A / np.where(norms > 0, norms, 1.0), compute_uv=False)
+        cond = float(s[0] / s[-1]) if 0 < len(s) == A.shape[1] and s[-1] > 0 else float("inf")   # fewer rows: inf
+        if not cond < 1e12:
+            raise ValueError(f"the {n} samples do not excite every base parameter (condition number {cond:.3g}): "
+                             "record more, and more varied, states")
+        values = np.linalg.lstsq(A / norms, y, rcond=None)[0] / norms
+        res = y - A @ values
+        return values, float(np.sqrt(res @ res / len(y))), cond
+
 
 def base_parameters(model, samples=None, seed=0, tol=1e-8):
     """The base parameters of the model (BaseParameters): the regressor is stacked over `samples`

@@ -147,6 +147,13 @@ def test_base_parameters_null_space_and_rank(pair):
     sv = np.linalg.svd(W[:, live] / norms[live], compute_uv=False)
     assert np.sum(sv > 1e-9 * sv[0]) == len(bp.names)
     assert bp.null_space.shape == (10 * m.nb, 10 * m.nb - len(bp.names))
+    # identification of the whole robot: the base parameters from noiseless torques
+    q, v, a = (np.array(x) for x in zip(*states))
+    values, residual, cond = bp.fit(m, q, v, a, rd.inverse_dynamics(m, q, v, a))
+    np.testing.assert_allclose(values, bp.values(theta), rtol=1e-6, atol=1e-6 * np.abs(theta).max())
+    assert residual < 1e-9 * scale and cond < 1e8
+    with pytest.raises(ValueError, match="do not excite"):
+        bp.fit(m, q[:1], v[:1], a[:1], rd.inverse_dynamics(m, q[:1], v[:1], a[:1]))
     np.testing.assert_allclose(bp.null_space.T @ bp.null_space, np.eye(bp.null_space.shape[1]), atol=1e-12)
 
 
