@@ -8,6 +8,7 @@ import pytest
 from oracle import URDFS, Pair, pin, rel_err
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
+from robot_dynamics.layout import SUBTREE_END
 from robot_dynamics.resources import bundled_urdf
 
 ROBOTS = [("panda", False), ("ur5", False), ("talos", False), ("talos", True), ("mimic", False), ("mimic", True),
@@ -67,7 +68,7 @@ def test_regressor_zero_blocks_and_input_checks():
     q, v, a = P.random_state(np.random.default_rng(1))
     Y = rd.joint_torque_regressor(m, q, v, a)
     for b in range(m.nb):
-        chain = {m.v_source[m.idx_v[j]] + d for j in range(b + 1) if m.packed[j, 39] > b
+        chain = {m.v_source[m.idx_v[j]] + d for j in range(b + 1) if m.packed[j, SUBTREE_END] > b
                  for d in range(6 if m.body_joint_kinds[j] == "floating" else 1)}
         others = [k for k in range(m.nv) if k not in chain]
         assert not np.any(Y[others, 10 * b:10 * b + 10]), m.body_names[b]
