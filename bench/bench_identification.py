@@ -14,6 +14,9 @@
    one inverse dynamics call; the observer over a recorded trajectory (`external_torques`).
 4. Payload identification and base parameters, once each (seconds; nothing to compare with).
 
+Batches also run into a reused output (`out=`): fresh memory is slow and erratic on this VM
+(talos' 10000 regressors are 1 GB).
+
 Each figure is the median over several repeats after three warm-up calls (the numba cache is
 warmed first by those calls). Ours and Pinocchio's are timed alternately, repeat by repeat, and
 each ratio is the median of the per-repeat ratios: the machine is shared (2 cores), and load
@@ -127,20 +130,23 @@ def bench_regressor(name, urdf, floating, drop_mimic, frame):
          lambda: pin.computeJointTorqueRegressor(pmodel, data, P[0][0], P[1][0], P[2][0])], REPEATS[1], SINGLE_LOOP)
     us, ref = 1e6 * us, 1e6 * ref
     print(f"N=1      ours {us:8.2f}  pin {ref:8.2f}  ours/pin {1 / ratio:5.2f}")
-    rows.append((name, "regressor", 1, us, None, ref, 1 / ratio, None))
+    rows.append((name, "regressor", 1, us, None, ref, 1 / ratio, None, None, None))
     for n in BATCHES:
         q, v, a = Q[:n], V[:n], A[:n]
         pq, pv, pa = (x[:n] for x in P)
-        (t1, t2, ref), (x1, x2, _) = paired_times(
+        out = np.empty((n, model.nv, 10 * model.nb))
+        (t1, t2, t3, ref), (x1, x2, x3, _) = paired_times(
             [lambda: rd.joint_torque_regressor(model, q, v, a, threads=1),
              lambda: rd.joint_torque_regressor(model, q, v, a, threads=2),
+             lambda: rd.joint_torque_regressor(model, q, v, a, threads=1, out=out),
              lambda: [pin.computeJointTorqueRegressor(pmodel, data, pq[i], pv[i], pa[i]) for i in range(n)]],
             REPEATS[n])
-        t1, t2, ref = (1e6 * t / n for t in (t1, t2, ref))
+        t1, t2, t3, ref = (1e6 * t / n for t in (t1, t2, t3, ref))
         floor = 1e6 * output_floor((n, model.nv, 10 * model.nb)) / n
-        print(f"N={n:<6d} ours 1 thr {t1:8.2f} (x{x1:5.2f})  2 thr {t2:8.2f} (x{x2:5.2f})  "
-              f"pin loop {ref:8.2f}   [x = pin/ours speed-up]   filling the output alone {floor:6.2f}")
-        rows.append((name, "regressor", n, t1, t2, ref, 1 / x1, floor))
+        print(f"N={n:<6d} ours 1 thr {t1:8.2f} (x{x1:5.2f})  2 thr {t2:8.2f} (x{x2:5.2f})  1 thr into out= "
+              f"{t3:8.2f} (x{x3:5.2f})  pin loop {ref:8.2f}   [x = pin/ours speed-up]   making and filling a "
+              f"fresh output alone {floor:6.2f}")
+        rows.append((name, "regressor", n, t1, t2, ref, 1 / x1, floor, t3, 1 / x3))
     return rows
 
 
@@ -167,7 +173,7 @@ def bench_observer(name, urdf, floating, drop_mimic, frame):
     ours, mats, ref = 1e6 * ours, 1e6 * mats, 1e6 * ref
     print(f"p, beta  ours one pass {ours:7.2f}   ours via M, C, g {mats:7.2f}   pin via M, C, g {ref:7.2f}   "
           f"ours/pin {1 / r1:5.2f}")
-    rows.append((name, "p = M v, beta = g - C^T v", 1, ours, None, ref, 1 / r1, None))
+    rows.append((name, "p = M v, beta = g - C^T v", 1, ours, None, ref, 1 / r1, None, None, None))
     obs = rd.MomentumObserver(model, 50.0)
     obs.reset(q, v, tau)
     up = 1e6 * median_time(lambda: obs.update(q, v, tau, 1e-3), REPEATS[1], SINGLE_LOOP)
@@ -204,13 +210,13 @@ def bench_identification():
 
 
 def markdown(rows, observer_rows):
-    lines = ["| robot | algorithm | N | ours µs/state (1 thread) | ours µs/state (2 threads) | Pinocchio µs/state "
-             "| ratio ours (1 thread)/Pinocchio | filling the output alone µs/state |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for robot, alg, n, t1, t2, ref, ratio, floor in rows:
-        two = "–" if t2 is None else f"{t2:.2f}"
-        fill = "–" if floor is None else f"{floor:.2f}"
-        lines.append(f"| {robot} | {alg} | {n} | {t1:.2f} | {two} | {ref:.2f} | {ratio:.2f} | {fill} |")
+    lines = ["| robot | algorithm | N | ours µs/state (1 thread) | ours (2 threads) | Pinocchio µs/state "
+             "| ratio ours (1 thread)/Pinocchio | ours into out= (1 thread) | its ratio | a fresh output alone |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for robot, alg, n, t1, t2, ref, ratio, floor, t3, r3 in rows:
+        two, fill = ("–" if x is None else f"{x:.2f}" for x in (t2, floor))
+        reuse = "– | –" if t3 is None else f"{t3:.2f} | {r3:.2f}"
+        lines.append(f"| {robot} | {alg} | {n} | {t1:.2f} | {two} | {ref:.2f} | {ratio:.2f} | {reuse} | {fill} |")
     lines += ["", "| robot | MomentumObserver.update µs | wrench µs (damped) | inverse_dynamics µs |",
               "|---|---:|---:|---:|"]
     for robot, up, wr, wrd, idy in observer_rows:

@@ -54,27 +54,37 @@ def inertial_parameter_names(model):
     return [f"{body}.{p}" for body in model.body_names for p in PARAMETERS]
 
 
-def joint_torque_regressor(model, q, v, a, threads=None):
+def joint_torque_regressor(model, q, v, a, threads=None, out=None):
     """Y(q, v, a), nv x 10 n_bodies (or N x nv x 10 n_bodies for a batch) with
     tau = Y @ inertial_parameters(model).ravel() + armature * a: column 10 b + k is the torque that
     parameter k of body b (PARAMETERS order, body b in model.body_names) produces per unit.
-    Pinocchio's computeJointTorqueRegressor, with mimic joints folded in (Y = G^T Y_full)."""
-    if _plain_state(model, q, v, a):
+    Pinocchio's computeJointTorqueRegressor, with mimic joints folded in (Y = G^T Y_full).
+    out: an array of that shape (float64, C-contiguous, writeable) to write Y into and return,
+    e.g. reused across batches: fresh memory is slow here (making and filling talos' 10000
+    regressors, 1 GB, took 21-30 us a state on this VM, at times ten times more); on an error
+    its contents are undefined."""
+    if out is None and _plain_state(model, q, v, a):
         Y = np.empty((model.nv, 10 * model.nb))
         if not _REGRESSOR.run(model.packed, q, v, a, -1, Y, _scratch(model, _regressor)):
             return Y
-    return _regressor_of(model, -1, q, v, a, threads)
+    return _regressor_of(model, -1, q, v, a, threads, out)
 
 
-def _regressor_of(model, body, q, v, a, threads):
+def _regressor_of(model, body, q, v, a, threads, out=None):
     """The checked path of the regressor (body < 0) or of one body's ten columns."""
     q = _vector(q, model.nq, "q")
     n = _batch_size(q)
     v = _vector(v, model.nv, "v", n)
     a = _vector(a, model.nv, "a", n)
-    # np.empty, not np.zeros: a large batch then gets huge pages (numpy advises them; calloc's
-    # fresh pages fault in 4 KB at a time): 8.3 against 16 ms for panda's 10000 regressors here
-    Y = np.empty(q.shape[:-1] + (model.nv, 10 * (model.nb if body < 0 else 1)))
+    shape = q.shape[:-1] + (model.nv, 10 * (model.nb if body < 0 else 1))
+    if out is None:
+        Y = np.empty(shape)             # the kernel writes every entry, zeros included
+    elif not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == np.float64
+              and out.flags.c_contiguous and out.flags.writeable):
+        raise ValueError(f"out must be a writeable C-contiguous float64 array of shape {shape}, got "
+                         + (f"{out.dtype} of shape {out.shape}" if isinstance(out, np.ndarray) else repr(type(out))))
+    else:
+        Y = out
     status = _run(_regressor, "regressor", model, n, threads, q, v, a, body, Y) if n \
         else _regressor.regressor(model.packed, q, v, a, body, Y, _scratch(model, _regressor))
     _raise_status(model, status, dict(q=q, v=v, a=a))

@@ -57,6 +57,10 @@ def test_regressor_against_pinocchio_and_rnea(pair):
         Yb = rd.joint_torque_regressor(m, np.array(Q[:n]), np.array(V[:n]), np.array(A[:n]), threads=threads)
         for k in range(n):
             np.testing.assert_array_equal(Yb[k], rd.joint_torque_regressor(m, Q[k], V[k], A[k]))
+        out = np.full(Yb.shape, np.nan)          # every entry is written, the zeros too
+        assert rd.joint_torque_regressor(m, np.array(Q[:n]), np.array(V[:n]), np.array(A[:n]), threads=threads,
+                                         out=out) is out
+        np.testing.assert_array_equal(out, Yb)
     m.armature = 0.0 if m.joint_names else []
 
 
@@ -84,6 +88,10 @@ def test_regressor_zero_blocks_and_input_checks():
         rd.joint_torque_regressor(m, [q, bad], [v, v], [a, a])
     with pytest.raises(ValueError, match="not finite"):      # finite inputs whose squares are not
         rd.joint_torque_regressor(m, q, np.full(m.nv, 1e200), a)
+    for bad_out in (np.empty((m.nv, 10 * m.nb + 1)), np.empty((m.nv, 10 * m.nb), np.float32),
+                    np.empty((10 * m.nb, m.nv)).T, [[0.0] * (10 * m.nb)] * m.nv):
+        with pytest.raises(ValueError, match="out must be"):
+            rd.joint_torque_regressor(m, q, v, a, out=bad_out)
 
 
 # --- base parameters --------------------------------------------------------------------------
