@@ -13,8 +13,7 @@ import numpy as np
 
 from ..layout import AXES, VSCALE
 from .columns import KINEMATICS_END, W_P, W_R, W_S, layout
-from .common import (NONFINITE, OK, OVERFLOW, chunk, finite, finite_rows, ndofs, parent, root_acceleration, user_v,
-                     workspace)
+from .common import NONFINITE, OK, OVERFLOW, chunk, finite, ndofs, parent, root_acceleration, user_v, workspace
 from .jit import fast, inline, parallel, prange
 from .kinematics import kinematics
 from .spatial import ZERO6, axpy, cross3, cross_motion, dot6, get6, get9, matvec3, plus, set6
@@ -54,7 +53,18 @@ def regressor(model, q, v, a, body, Y, W):
         set6(W, i, W_A, ai)
         if body < 0 or i == body:
             body_to_joints(model, i, 10 * i if body < 0 else 0, vi, ai, Y, W)
-    return OK if finite_rows(Y) else OVERFLOW   # finite inputs, yet v^2 beyond a double
+    return OK if all_finite(Y) else OVERFLOW    # finite inputs, yet v^2 beyond a double
+
+
+@fast
+def all_finite(Y):
+    """No NaN or inf in the 2-D Y: x - x is 0 for every finite x. An AND of booleans vectorizes;
+    common.finite's sum is one chain of dependent adds (talos' 12540 entries: 17 us, this 1.7)."""
+    ok = True
+    for row in range(Y.shape[0]):
+        for k in range(Y.shape[1]):
+            ok &= (Y[row, k] - Y[row, k]) == 0.0
+    return ok
 
 
 @inline
