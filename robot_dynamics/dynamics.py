@@ -373,3 +373,9 @@ def wrench_to_joint_torques(model, q, frame, wrench, reference="local_world_alig
         return wrench @ J
     F = _vector(wrench, 6, "wrench", J.shape[0] if J.ndim == 3 else 0)
     return np.einsum("...ij,...i->...j", J, F)
+
+
+from .identification import (PARAMETERS, BaseParameters, PayloadEstimate, base_parameters,  # noqa: F401,E402
+                             identify_payload, identify_payload_from_momentum, inertial_parameter_names,
+                             inertial_parameters, joint_torque_regressor)
+from .observer import MomentumObserver, estimate_wrench, external_torques, generalized_momentum  # noqa: F401,E402

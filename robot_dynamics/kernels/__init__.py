@@ -7,6 +7,9 @@
     hybrid      its entry point, and the reduced dense system for models with mimic joints
     jacobian    frame placements and Jacobians
     coriolis    the Coriolis matrix
+    regressor   the joint torque regressor Y(q, v, a), tau = Y theta (inertial parameters)
+    momentum    p = M v and beta = g - C^T v in one pass
+    observer    the generalized-momentum observer of external torques, sampled
 
 beside what they share: spatial (tuple algebra), trig (sine and cosine), columns (the workspace
 tables), common (status codes, the model's columns, input checks, scratch memory, batch chunks),
@@ -23,9 +26,11 @@ Kernels take and return the user's coordinates: a joint reads its q and v throug
 source/scale columns (mimic joints follow their leader) and adds its torque, times its scale, to
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
-from . import aba, cache, columns, common, coriolis, crba, hybrid, jacobian, jit, kinematics, rnea, spatial, trig
+from . import (aba, cache, columns, common, coriolis, crba, hybrid, jacobian, jit, kinematics, momentum, observer,
+               regressor, rnea, spatial, trig)
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
 
-MODULES = (aba, columns, common, coriolis, crba, hybrid, jacobian, jit, kinematics, rnea, spatial, trig)
+MODULES = (aba, columns, common, coriolis, crba, hybrid, jacobian, jit, kinematics, momentum, observer, regressor, rnea,
+           spatial, trig)
 cache.guard(MODULES)
