@@ -9,6 +9,7 @@ import numba
 import numpy as np
 
 from . import kernels as K
+from .kernels.common import INPUT_LIMIT
 from .kernels import coriolis as _coriolis
 from .kernels import crba as _crba
 from .kernels import hybrid as _hybrid
@@ -88,8 +89,12 @@ def _raise_status(model, status, inputs):
         raise ValueError(f"the result is not finite{where}: the inputs are too large for double precision")
     for name, value in inputs.items():
         x = np.asarray(value)
-        if not np.all(np.isfinite(x[row] if len(status) > 1 else x)):
+        x = x[row] if len(status) > 1 else x
+        if not np.all(np.isfinite(x)):
             raise ValueError(f"{name} contains NaN or inf{where}")
+        if np.any(np.abs(x) > INPUT_LIMIT):
+            raise ValueError(f"{name} contains a value beyond {INPUT_LIMIT:g} in magnitude{where}: too large "
+                             "to compute with in double precision")
     raise ValueError(f"non-finite input{where}")
 
 

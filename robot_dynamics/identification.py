@@ -283,17 +283,12 @@ class PayloadEstimate:
 
     def apply(self, model, point_mass=False):
         """A copy of model with the payload added to the body that carries its link (as the
-        node's payload parameters do); the same checks as as_parameters."""
-        from .model import inertia_about_origin, vec_to_sym
+        node's payload parameters do, by payload.add_payload); the same checks as as_parameters."""
+        from .payload import add_payload
         p = self.as_parameters(point_mass)
-        ixx, iyy, izz, ixy, ixz, iyz = p["payload.inertia"]
-        frame = model.frame(self.link)
-        added = transform_inertia(inertia_about_origin(p["payload.mass"], p["payload.com"],
-                                                       vec_to_sym([ixx, iyy, izz, ixy, ixz, iyz])),
-                                  frame.rotation, frame.translation)
         out = copy.deepcopy(model)
         out.workspace = None
-        out.set_body_inertia(frame.body, out.inertia[frame.body] + added)
+        add_payload(out, self.link, p["payload.mass"], p["payload.com"], p["payload.inertia"])
         return out
 
 

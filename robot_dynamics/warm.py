@@ -32,6 +32,17 @@ def calls(model):
         yield "frame_jacobian", lambda: rd.frame_jacobian(model, Q, frame, threads=t)
         yield "frame_placement", lambda: rd.frame_placement(model, Q, frame, threads=t)
         yield "wrench_to_joint_torques", lambda: rd.wrench_to_joint_torques(model, Q, frame, np.ones(Q.shape[:-1] + (6,)), threads=t)
+        yield "joint_torque_regressor", lambda: rd.joint_torque_regressor(model, Q, V, A, threads=t)
+        yield "generalized_momentum", lambda: rd.generalized_momentum(model, Q, V)
+    yield "momentum observer", lambda: observe(model, q, v, frame)
+
+
+def observe(model, q, v, frame):
+    """The observer's compiled update and wrench estimate (the node runs them per message)."""
+    observer = rd.MomentumObserver(model, 50.0)
+    observer.reset(q, v, np.zeros(model.nv))
+    observer.update(q, v, np.zeros(model.nv), 1e-3)
+    observer.wrench(frame)
 
 
 def main():

@@ -294,7 +294,7 @@ def test_bad_input_is_refused_by_name_and_leaves_the_observer_as_it_was(panda):
     bad = [(dict(q=np.r_[q[:-1], np.nan]), "q contains NaN"), (dict(v=np.full(m.nv, np.inf)), "v contains NaN"),
            (dict(tau=np.r_[np.nan, g[1:]]), "tau contains NaN"), (dict(dt=0.0), "dt"), (dict(dt=-1e-3), "dt"),
            (dict(dt=float("nan")), "dt"), (dict(dt=float("inf")), "dt"), (dict(dt="soon"), "dt"), (dict(q=q[:-1]), r"q must have shape"),
-           (dict(tau=np.ones((2, m.nv))), r"tau must have shape"), (dict(v=np.full(m.nv, 1e200)), "not finite")]
+           (dict(tau=np.ones((2, m.nv))), r"tau must have shape"), (dict(v=np.full(m.nv, 1e200)), "beyond 1e\\+50 in magnitude")]
     for change, message in bad:
         args = dict(q=q, v=z, tau=g - 1.0, dt=1e-3)
         args.update(change)
@@ -329,7 +329,7 @@ def test_bad_input_is_refused_by_name_and_leaves_the_observer_as_it_was(panda):
         rd.estimate_wrench(m, q, "panda_link0", z)
     with pytest.raises(ValueError, match="not finite"):
         rd.estimate_wrench(m, q, FRAME, np.full(m.nv, 1e308))
-    with pytest.raises(ValueError, match="not finite"):
+    with pytest.raises(ValueError, match="beyond 1e\\+50 in magnitude"):
         rd.generalized_momentum(m, q, np.full(m.nv, 1e200))
     with pytest.raises(ValueError, match=r"v contains NaN or inf \(batch row 1\)"):
         rd.generalized_momentum(m, [q, q], [z, np.full(m.nv, np.nan)])

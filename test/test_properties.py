@@ -159,6 +159,10 @@ def test_bad_input_is_named(arm):
         rd.inverse_dynamics(arm, q, v, v, {"hand": np.ones(6)})
     with pytest.raises(ValueError, match="external_wrenches contains NaN"):
         rd.inverse_dynamics(arm, q, v, v, {"tool0": np.full(6, np.nan)})
+    with pytest.raises(ValueError, match=r"v contains a value beyond 1e\+50 in magnitude"):
+        rd.inverse_dynamics(arm, q, np.full(6, 1e200), v)        # finite, but v^2 would overflow
+    with pytest.raises(ValueError, match=r"q contains a value beyond 1e\+50 in magnitude \(batch row 1\)"):
+        rd.mass_matrix(arm, np.array([np.zeros(6), np.full(6, -1e60)]))
     np.testing.assert_allclose(rd.inverse_dynamics(arm, q, v, v), rd.gravity_torques(arm, q))   # still fine
 
 

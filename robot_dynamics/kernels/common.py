@@ -16,6 +16,9 @@ STATUS_BODY = 16        # a status names its body: code + STATUS_BODY * (body + 
 #: a pivot of an articulated or joint-space inertia counts as zero below this fraction of the
 #: terms it was computed from (twelve digits cancelled: rounding noise, not inertia)
 SINGULAR_TOL = 1e-12
+#: inputs beyond this magnitude are refused with the non-finite ones: no physical quantity comes
+#: near it, and products of a few such values (v^2 r, m d^2 ...) would overflow a double
+INPUT_LIMIT = 1e50
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 # a frame spec row: body, reference, rotation (9, row-major) and translation in the body
 F_BODY, F_REF, F_ROT, F_POS, F_WRENCH = 0, 1, 2, 11, 14
@@ -49,18 +52,30 @@ def finite(x):
 
 
 @fast
-def finite_given(known, qdd, tau):
-    """qdd is finite where known, tau elsewhere."""
+def usable(x):
+    """An input with no NaN or inf and nothing beyond INPUT_LIMIT in magnitude (branchless, as
+    `finite`)."""
+    s, big = 0.0, 0.0
+    for k in range(x.shape[0]):
+        s += x[k] * 0.0
+        big = max(big, abs(x[k]))
+    return s == 0.0 and big <= INPUT_LIMIT
+
+
+@fast
+def usable_given(known, qdd, tau):
+    """qdd is usable where known, tau elsewhere."""
     for k in range(known.shape[0]):
-        if not np.isfinite(qdd[k] if known[k] else tau[k]):
+        x = qdd[k] if known[k] else tau[k]
+        if not (np.isfinite(x) and abs(x) <= INPUT_LIMIT):
             return False
     return True
 
 
 @fast
-def finite_rows(x):
+def usable_rows(x):
     for k in range(x.shape[0]):
-        if not finite(x[k]):
+        if not usable(x[k]):
             return False
     return True
 

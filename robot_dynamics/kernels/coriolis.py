@@ -4,7 +4,7 @@ import numpy as np
 
 from ..layout import VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import NONFINITE, OK, chunk, finite, ndofs, parent, user_v, workspace
+from .common import NONFINITE, OK, chunk, ndofs, parent, usable, user_v, workspace
 from .jit import fast, parallel, prange
 from .kinematics import kinematics
 from .spatial import ZERO6, axpy, cross_force, cross_motion, dot6, get6, inertia_times, mat6_times, plus, set6
@@ -18,7 +18,7 @@ def coriolis(model, q, v, C, W):
     """Coriolis matrix C(q, v) with Mdot - 2C skew-symmetric: C = sum_k J_k^T (I_k Jdot_k +
     B_k J_k) over bodies, gathered with composite inertias Ic and composite B (Echeandia &
     Wensing's recursion), where the world-frame Sdot of a joint is v_body x S (kept in W_SDOT)."""
-    if not (finite(q) and finite(v)):
+    if not (usable(q) and usable(v)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:

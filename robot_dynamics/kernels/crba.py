@@ -4,7 +4,7 @@ import numpy as np
 
 from ..layout import ARMATURE, MULTI, SUBTREE_END, VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import NONFINITE, OK, chunk, finite, ndofs, parent, user_v, workspace
+from .common import NONFINITE, OK, chunk, ndofs, parent, usable, user_v, workspace
 from .jit import fast, parallel, prange
 from .kinematics import kinematics
 from .spatial import dot6, get6, inertia_times, set6
@@ -16,7 +16,7 @@ W_F, WIDTH = layout((("F", 36),), KINEMATICS_END)
 @fast
 def crba(model, q, M, W):
     """Mass matrix M(q) of one state (see `composite_inertia`)."""
-    if not finite(q):
+    if not usable(q):
         return NONFINITE
     status = kinematics(model, q, W, base_frame=True)
     if status == OK:

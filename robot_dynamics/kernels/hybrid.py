@@ -5,7 +5,8 @@ articulated rigid body dynamics, hybrid dynamics)."""
 import numpy as np
 
 from ..layout import FREE, JTYPE, MIMIC, NV
-from .common import NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, chunk, fail, finite, finite_given, finite_rows, ndofs, user_v, workspace
+from .common import (NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, chunk, fail, finite, ndofs, usable,
+                     usable_given, usable_rows, user_v, workspace)
 from .aba import WIDTH as ABA_WIDTH
 from .crba import WIDTH as CRBA_WIDTH
 from .crba import composite_inertia
@@ -27,7 +28,7 @@ def hybrid(model, q, v, known, qdd, tau, ext, W):
     handle: models with them solve the reduced dense system instead. Only the given entries
     are read (qdd[k] where known, tau[k] elsewhere). SINGULAR where the mass matrix is not
     positive definite."""
-    if not (finite(q) and finite(v) and finite_given(known, qdd, tau) and finite_rows(ext)):
+    if not (usable(q) and usable(v) and usable_given(known, qdd, tau) and usable_rows(ext)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:

@@ -3,7 +3,7 @@ import numpy as np
 
 from ..layout import VSCALE
 from .columns import KINEMATICS_END, W_S
-from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, WORLD, chunk, finite, ndofs, user_v, workspace
+from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, WORLD, chunk, ndofs, usable, user_v, workspace
 from .jit import fast, parallel, prange
 from .kinematics import frame_in_world, kinematics, on_chain
 from .spatial import cross3, get6, matvec3, transpose3
@@ -18,7 +18,7 @@ def frame_jacobian(model, q, spec, J, H, W):
     spec's reference: the space Jacobian's columns are the joints' world screws S, about the
     world origin (kinematics of a chain takes o there); LOCAL_WORLD_ALIGNED shifts them to the
     frame origin p, v_p = v_0 + w x p, and LOCAL rotates them into the frame's axes."""
-    if not finite(q):
+    if not usable(q):
         return NONFINITE
     status = kinematics(model, q, W, int(spec[F_BODY]))
     if status != OK:

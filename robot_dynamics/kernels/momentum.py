@@ -16,8 +16,8 @@ import numpy as np
 
 from ..layout import ARMATURE, VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import (NONFINITE, OK, OVERFLOW, add_torque, chunk, finite, ndofs, parent, root_acceleration, user_v,
-                     workspace)
+from .common import (NONFINITE, OK, OVERFLOW, add_torque, chunk, finite, ndofs, parent, root_acceleration, usable,
+                     user_v, workspace)
 from .jit import fast, parallel, prange
 from .kinematics import kinematics
 from .spatial import ZERO6, axpy, cross_force, dot6, get6, inertia_times, plus, set6
@@ -30,7 +30,7 @@ W_V, W_H, W_G, WIDTH = layout((("V", 6), ("H", 6), ("G", 6)), KINEMATICS_END)
 def momentum(model, q, v, p, beta, W):
     """p = M(q) v and beta = g(q) - C(q, v)^T v of one state (see the module docstring);
     NONFINITE for NaN or inf in the inputs, OVERFLOW for a result beyond a double."""
-    if not (finite(q) and finite(v)):
+    if not (usable(q) and usable(v)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:

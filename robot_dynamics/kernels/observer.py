@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..layout import NV
-from .common import NONFINITE, OK, OVERFLOW, finite
+from .common import NONFINITE, OK, OVERFLOW, finite, usable
 from .jit import fast
 from .momentum import momentum
 
@@ -35,7 +35,7 @@ def observer_reset(model, q, v, tau, with_tau, X, W):
     status = momentum(model, q, v, X[X_P], X[X_BETA], W)
     if status != OK:
         return status
-    if with_tau and not finite(tau):
+    if with_tau and not usable(tau):
         return NONFINITE
     for k in range(X.shape[1]):
         X[X_U, k] = tau[k] - X[X_BETA, k] if with_tau else 0.0
@@ -48,7 +48,7 @@ def observer_step(model, q, v, tau, dt, gain, trapezoid, X, W):
     """One sample (q, v, tau) dt after the previous one: r_k into X[X_R] (see the module
     docstring); trapezoid: u_{k-1} is known. On any non-finite input or result the state is
     left as it was and the status says why."""
-    if not finite(tau):
+    if not usable(tau):
         return NONFINITE
     status = momentum(model, q, v, X[X_PNEW], X[X_BETA], W)
     if status != OK:

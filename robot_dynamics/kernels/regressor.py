@@ -13,7 +13,7 @@ import numpy as np
 
 from ..layout import AXES, VSCALE
 from .columns import KINEMATICS_END, W_P, W_R, W_S, layout
-from .common import NONFINITE, OK, OVERFLOW, chunk, finite, ndofs, parent, root_acceleration, user_v, workspace
+from .common import NONFINITE, OK, OVERFLOW, chunk, ndofs, parent, root_acceleration, usable, user_v, workspace
 from .jit import fast, inline, parallel, prange
 from .kinematics import kinematics
 from .spatial import ZERO6, axpy, cross3, cross_motion, dot6, get6, get9, matvec3, plus, set6
@@ -33,7 +33,7 @@ def regressor(model, q, v, a, body, Y, W):
     in its body, so its derivative is v_i x S (Featherstone, RBDA ch. 2). Then `body_columns`
     gives A_i and every joint j above i gets S_j . A_i (times its mimic scale, added to its
     leader's row: tau = G^T tau_full)."""
-    if not (finite(q) and finite(v) and finite(a)):
+    if not (usable(q) and usable(v) and usable(a)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:

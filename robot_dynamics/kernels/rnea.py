@@ -5,8 +5,8 @@ import numpy as np
 
 from ..layout import ARMATURE, FREE, INERTIA, JTYPE, PLANAR, POS, PRISMATIC, QSRC, QUATERNION_TOL, REVOLUTE, ROT, VSCALE
 from .columns import KINEMATICS_END, W_JOINT, W_P, W_R, layout
-from .common import (BAD_QUATERNION, F_BODY, NONFINITE, OK, add_torque, chunk, fail, finite, finite_rows, parent,
-                     root_acceleration, user_v, workspace)
+from .common import (BAD_QUATERNION, F_BODY, NONFINITE, OK, add_torque, chunk, fail, parent, root_acceleration,
+                     usable, usable_rows, user_v, workspace)
 from .jit import fast, parallel, prange
 from .kinematics import joint_angle, kinematics, world_wrench
 from .spatial import (ZERO6, axpy, cross3, cross_force, cross_motion, get6, get9, inertia_times, matmul3, matvec3,
@@ -19,7 +19,7 @@ W_V, W_A, W_F, W_X, WIDTH = layout((("V", 6), ("A", 6), ("F", 6), ("X", 12)), KI
 @fast
 def rnea(model, q, v, a, ext, tau, W):
     """Inverse dynamics tau = M a + C v + g - J^T f_ext of one state (see `newton_euler`)."""
-    if not (finite(q) and finite(v) and finite(a) and finite_rows(ext)):
+    if not (usable(q) and usable(v) and usable(a) and usable_rows(ext)):
         return NONFINITE
     if ext.shape[0]:        # wrenches are placed in the world
         status = kinematics(model, q, W)
