@@ -568,7 +568,7 @@ def main():
         print(f"\n**The machine was busy** (other processes > {BUSY_OTHER_CPU} % of a core, or the bench's own "
               f"sends fell behind: a stall) during: {', '.join(busy)}.  Repeat the run before quoting these numbers.")
 
-    print("\n### targets (issue 3)\n")
+    print("\n### targets\n")
     arm = streams[1][2]
     sustained = [r["rate"] for r in talos_rates if r["dropped"] == 0 and r["send_rate"] >= 0.99 * r["rate"]]
     best = max(sustained) if sustained else None

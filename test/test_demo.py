@@ -19,7 +19,7 @@ from robot_dynamics.urdf import load_urdf
 pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
 
 HOLD_TIME = 1.0        # s of sim time per run (make demo: 5 s)
-HOLD_TOLERANCE = 1e-3  # rad, per joint (the target for the 5 s hold)
+HOLD_TOLERANCE = 1e-3  # rad, per joint (the target for the 5 s hold)
 FALL_MINIMUM = 0.1     # rad: the falling baseline leaves the start pose by far more than the hold
 LAUNCH_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "launch", "demo.launch.py")
 
