@@ -372,3 +372,8 @@ def wrench_to_joint_torques(model, q, frame, wrench, reference="local_world_alig
         return wrench @ J
     F = _vector(wrench, 6, "wrench", J.shape[0] if J.ndim == 3 else 0)
     return np.einsum("...ij,...i->...j", J, F)
+
+
+from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives  # noqa: E402,F401
+from .constrained import (ConstraintError, constrained_forward_dynamics, constraint_jacobian,  # noqa: E402,F401
+                          contact_inverse_dynamics)

@@ -10,6 +10,8 @@
     rnea_derivatives  d tau / dq, d tau / dv and M (Carpentier and Mansard 2018)
     ltdl        M = L^T D L keeping the branch-induced sparsity, and solves with it
     aba_derivatives   d qdd / dq, d qdd / dv and M^-1
+    psd         least-norm solutions of positive semi-definite systems (pivoted Cholesky)
+    constrained contacts and loop closures: constrained forward dynamics, contact inverse dynamics
 
 beside what they share: spatial (tuple algebra), trig (sine and cosine), columns (the workspace
 tables), common (status codes, the model's columns, input checks, scratch memory, batch chunks),
@@ -27,10 +29,10 @@ source/scale columns (mimic joints follow their leader) and adds its torque, tim
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
 from . import aba, cache, columns, common, coriolis, crba, hybrid, jacobian, jit, kinematics, rnea, spatial, trig
-from . import aba_derivatives, ltdl, rnea_derivatives
+from . import aba_derivatives, constrained, ltdl, psd, rnea_derivatives
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
 
 MODULES = (aba, columns, common, coriolis, crba, hybrid, jacobian, jit, kinematics, rnea, spatial, trig,
-           aba_derivatives, ltdl, rnea_derivatives)
+           aba_derivatives, constrained, ltdl, psd, rnea_derivatives)
 cache.guard(MODULES)

@@ -18,7 +18,7 @@ from .jit import allocating, fast, parallel, prange
 from .kinematics import kinematics
 from .ltdl import factor, solve_block, solve_vector, symmetrize
 from .rnea_derivatives import (W_T0, W_TEND, WIDTH, Z_END, Z_USER, accelerations, base_gravity, bias, composites,
-                               coordinate_terms, mass_pairs, partials, velocities)
+                               coordinate_terms, mass_pairs, partials, vector_row, velocities)
 
 #: the factor's vectors, a row each of a block after the coordinate rows: each coordinate's parent
 #: coordinate, one past its last descendant, its user index, M's diagonal, and a vector
@@ -66,13 +66,13 @@ def aba_derivatives(model, q, v, tau, dq, dv, Minv, W):
         return status
     a0 = base_gravity(model, q)
     nb, nv = model.shape[0] - 1, int(model[-1, NV])
-    vec = W[W.shape[0] - 1, :nv]            # qdd = 0, then b, then qdd
+    vec = W[vector_row(model), :nv]         # qdd = 0, then b, then qdd
     vec[:] = 0.0
     velocities(model, v, W, True)
     accelerations(model, v, vec, a0, W)
     composites(model, W, True, True)
     coordinate_terms(model, a0, W, False)
-    mass_pairs(model, Minv, W)              # M, kept in M^-1's place until it is factored
+    mass_pairs(model, Minv, W, True)        # M, kept in M^-1's place until it is factored
     bias(model, vec, W)
     V, H, X = blocks(model, W)
     lam, end, user, diag, x = V[L_LAM], V[L_END], V[L_USER], V[L_DIAG], V[L_X]

@@ -57,6 +57,15 @@ def derivatives_workspace(model, extra_columns=0):
 
 
 @fast
+def vector_row(model):
+    """The workspace row after the bodies' and the coordinates' rows (a vector in user order)."""
+    nb, nf = model.shape[0] - 1, 0
+    for i in range(nb):
+        nf += ndofs(model, i)
+    return nb + nf
+
+
+@fast
 def rnea_derivatives(model, q, v, a, dtau_dq, dtau_dv, M, W):
     """d tau / dq (tangent space), d tau / dv and M of one state (see the module docstring)."""
     if not (finite(q) and finite(v) and finite(a)):
@@ -262,15 +271,16 @@ def partials(model, a0, dq, dv, M, W, mass, tree_rows):
 
 
 @fast
-def mass_pairs(model, M, W):
+def mass_pairs(model, M, W, unit_root):
     """M = G^T M_full G from M_cj = P_e . S_c over the pairs of `partials` (the composite-rigid-body
-    algorithm, Featherstone RBDA ch. 6), armature on the diagonal; a free root's S is 1."""
+    algorithm, Featherstone RBDA ch. 6), armature on the diagonal. unit_root: a free root's S is 1
+    (the kinematics took it as the base frame)."""
     nb = model.shape[0] - 1
     M[:, :] = 0.0
     for j in range(nb):
         nj, sj = ndofs(model, j), model[j, VSCALE]
         t0, tend = nb + int(W[j, W_T0]), nb + int(W[j, W_TEND])
-        root = j == 0 and free_root(model)
+        root = unit_root and j == 0 and free_root(model)
         for c in range(nj):
             S, kc = get6(W, j, W_S + 6 * c), user_v(model, j, c)
             for e in range(nj):
