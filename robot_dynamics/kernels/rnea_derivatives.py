@@ -250,8 +250,11 @@ def partials(model, a0, dq, dv, M, W, mass, tree_rows):
                 x, re = sj * sj, t0 - nb + e if tree_rows else ke
                 dq[re, kc] += x * (dot6(P, alpha) + dot6(Q, psi))
                 dv[re, kc] += x * (dot6(P, beta) + dot6(Q, S))
-                if mass:
-                    M[ke, kc] += x * (dot6(P, S) + (model[j, ARMATURE] if e == c else 0.0))
+                if mass and e >= c:     # computed once per pair: M exactly symmetric
+                    m = x * (dot6(P, S) + (model[j, ARMATURE] if e == c else 0.0))
+                    M[ke, kc] += m
+                    if e != c:
+                        M[kc, ke] += m
             if j == 0 and free_root(model):
                 continue
             for r in range(t0 + nj, tend):
@@ -283,9 +286,12 @@ def mass_pairs(model, M, W, unit_root):
         root = unit_root and j == 0 and free_root(model)
         for c in range(nj):
             S, kc = get6(W, j, W_S + 6 * c), user_v(model, j, c)
-            for e in range(nj):
-                M[user_v(model, j, e), kc] += sj * sj * (dot6(get6(W, t0 + e, Z_P), S)
-                                                         + (model[j, ARMATURE] if e == c else 0.0))
+            for e in range(c, nj):      # computed once per pair: M exactly symmetric
+                ke = user_v(model, j, e)
+                m = sj * sj * (dot6(get6(W, t0 + e, Z_P), S) + (model[j, ARMATURE] if e == c else 0.0))
+                M[ke, kc] += m
+                if e != c:
+                    M[kc, ke] += m
             for r in range(t0 + nj, tend):
                 ke = int(W[r, Z_USER])
                 m = sj * W[r, Z_SCALE] * (W[r, Z_P + c] if root else dot6(get6(W, r, Z_P), S))
