@@ -17,8 +17,9 @@ from .hybrid import body_of_coordinate
 from .jit import allocating, fast, parallel, prange
 from .kinematics import kinematics
 from .ltdl import factor, solve_block, solve_vector, symmetrize
-from .rnea_derivatives import (W_T0, W_TEND, WIDTH, Z_END, Z_USER, accelerations, base_gravity, bias, composites,
-                               coordinate_terms, mass_pairs, partials, vector_row, velocities)
+from .rnea_derivatives import (W_T0, W_TEND, WIDTH, Z_USER, accelerations, base_gravity, bias, composites,
+                               coordinate_terms, finite_matrix, mass_pairs, partials, vector_row,
+                               velocities)
 
 #: the factor's vectors, a row each of a block after the coordinate rows: each coordinate's parent
 #: coordinate, one past its last descendant, its user index, M's diagonal, and a vector
@@ -95,40 +96,18 @@ def aba_derivatives(model, q, v, tau, dq, dv, Minv, W):
             X[t, c] = 0.0
         X[t, 2 * nv + int(user[t])] = -1.0  # the solve's sign is -1 for the two others
     solve_block(H, lam, end, nv, X, -1.0)
-    for t in range(nv):
-        u = int(user[t])
-        copy_row(dq, u, 0, X, t)
-        copy_row(dv, u, -nv, X, t)
-        copy_row(Minv, u, -2 * nv, X, t)
+    for t in range(nv):                     # out of the block, row by row (views: the loops vectorize)
+        a, b, c, x = dq[int(user[t])], dv[int(user[t])], Minv[int(user[t])], X[t]
+        for k in range(nv):
+            a[k] = x[k]
+        for k in range(nv):
+            b[k] = x[nv + k]
+        for k in range(nv):
+            c[k] = x[2 * nv + k]
     symmetrize(Minv)
     if not (finite_matrix(dq) and finite_matrix(dv) and finite_matrix(Minv)):
         return OVERFLOW
     return OK
-
-
-@fast
-def copy_row(A, r, offset, B, s):
-    """A[r, offset + c] = B[s, c] for the columns c of B that fall in A (a loop that vectorizes)."""
-    lo, hi = max(0, -offset), min(B.shape[1], A.shape[1] - offset)
-    for c in range(lo, hi):
-        A[r, offset + c] = B[s, c]
-
-
-@fast
-def finite_matrix(X):
-    """No NaN or inf in a C-contiguous X: sum(x * 0) is 0 unless some x is NaN or inf, summed
-    in eight chains so that the loop is not bound by the latency of one (~3x faster)."""
-    x = X.reshape(-1)
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-    k = 0
-    while k + 8 <= x.shape[0]:
-        s0, s1, s2, s3 = s0 + x[k] * 0.0, s1 + x[k + 1] * 0.0, s2 + x[k + 2] * 0.0, s3 + x[k + 3] * 0.0
-        s4, s5, s6, s7 = s4 + x[k + 4] * 0.0, s5 + x[k + 5] * 0.0, s6 + x[k + 6] * 0.0, s7 + x[k + 7] * 0.0
-        k += 8
-    while k < x.shape[0]:
-        s0 += x[k] * 0.0
-        k += 1
-    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)) == 0.0
 
 
 @fast

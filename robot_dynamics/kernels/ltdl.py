@@ -101,60 +101,8 @@ def update1(X, r, a, s):
 
 
 @fast
-def transpose_solve_rows(H, lam, user, n, X):
-    """X = L^-T X over whole rows (row user[k] for coordinate k): the first third of a solve."""
-    for i in range(n - 1, -1, -1):
-        ri, j = int(user[i]), int(lam[i])
-        while j >= 0:
-            subtract_row(X, int(user[j]), H[i, j], ri)
-            j = int(lam[j])
-
-
-@fast
-def scale_rows(H, user, n, X, sign):
-    """X = sign D^-1 X over whole rows."""
-    for i in range(n):
-        r, s = int(user[i]), sign / H[i, i]
-        for c in range(X.shape[1]):
-            X[r, c] *= s
-
-
-@fast
-def forward_solve_rows(H, lam, user, n, X):
-    """X = L^-1 X over whole rows: the last third of a solve."""
-    for i in range(n):
-        ri, j = int(user[i]), int(lam[i])
-        while j >= 0:
-            subtract_row(X, ri, H[i, j], int(user[j]))
-            j = int(lam[j])
-
-
-@fast
-def solve_rows(H, lam, user, n, X, sign):
-    """X = sign M^-1 X, each column a right-hand side (after `factor`)."""
-    transpose_solve_rows(H, lam, user, n, X)
-    scale_rows(H, user, n, X, sign)
-    forward_solve_rows(H, lam, user, n, X)
-
-
-@fast
-def subtract_row(X, r, a, s):
-    """X[r] -= a X[s] (a loop the compiler vectorizes)."""
-    for c in range(X.shape[1]):
-        X[r, c] -= a * X[s, c]
-
-
-@fast
-def identity(X):
-    X[:, :] = 0.0
-    for k in range(X.shape[0]):
-        X[k, k] = 1.0
-
-
-@fast
 def symmetrize(X):
     """X = (X + X^T) / 2: M^-1 computed by columns is symmetric only to rounding."""
     for r in range(X.shape[0]):
         for c in range(r):
             X[r, c] = X[c, r] = 0.5 * (X[r, c] + X[c, r])
-

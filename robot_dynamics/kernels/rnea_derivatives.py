@@ -1,6 +1,8 @@
 """Derivatives of inverse dynamics, d tau / dq and d tau / dv, with the mass matrix d tau / da:
 the recursive algorithm of Carpentier and Mansard 2018 (Analytical derivatives of rigid body
-dynamics algorithms, RSS), in world axes about the reference point o (kinematics.py).
+dynamics algorithms, RSS), in world axes about the reference point o (kinematics.py); with a free
+root, in the root's own axes at its origin (`kinematics(..., base_frame=True)`: its S is the
+identity, see `root_partials`) with gravity turned into them.
 
 With respect to q the derivative is taken in the tangent space, as Pinocchio's
 computeRNEADerivatives does: coordinate j moves q to q (+) h e_j, which displaces the bodies
@@ -28,7 +30,7 @@ import numpy as np
 
 from ..layout import ARMATURE, FREE, JTYPE, QSRC, ROT, SUBTREE_END, VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import NONFINITE, OK, add_torque, chunk, finite, ndofs, parent, root_acceleration, user_v
+from .common import NONFINITE, OK, OVERFLOW, add_torque, chunk, finite, ndofs, parent, root_acceleration, user_v
 from .jit import allocating, fast, parallel, prange
 from .kinematics import kinematics
 from .spatial import (ZERO3, ZERO6, axpy, cross3, cross_force, cross_motion, dot6, get6, get9, get10, inertia_times,
@@ -47,13 +49,13 @@ Z_P, Z_Q, Z_FQ, Z_FV, Z_USER, Z_SCALE, Z_END = layout((("P", 6), ("Q", 6), ("FQ"
 
 
 @allocating
-def derivatives_workspace(model, extra_columns=0):
+def derivatives_workspace(model):
     """Scratch for one state: a row per body, then a row per coordinate in tree order (the full
-    coordinates: a mimic joint has its own), Z_END + extra_columns wide, and one more row."""
+    coordinates: a mimic joint has its own), and a row for a vector (`vector_row`)."""
     nb, nf = model.shape[0] - 1, 0
     for i in range(nb):
         nf += ndofs(model, i)
-    return np.empty((nb + nf + 1, max(WIDTH, Z_END + extra_columns)))
+    return np.empty((nb + nf + 1, max(WIDTH, Z_END)))
 
 
 @fast
@@ -67,7 +69,8 @@ def vector_row(model):
 
 @fast
 def rnea_derivatives(model, q, v, a, dtau_dq, dtau_dv, M, W):
-    """d tau / dq (tangent space), d tau / dv and M of one state (see the module docstring)."""
+    """d tau / dq (tangent space), d tau / dv and M of one state (see the module docstring).
+    OVERFLOW where finite inputs give inf."""
     if not (finite(q) and finite(v) and finite(a)):
         return NONFINITE
     status = kinematics(model, q, W, base_frame=True)
@@ -79,6 +82,8 @@ def rnea_derivatives(model, q, v, a, dtau_dq, dtau_dv, M, W):
     composites(model, W, True, True)
     coordinate_terms(model, a0, W, True)
     partials(model, a0, dtau_dq, dtau_dv, M, W, True, False)
+    if not (finite_matrix(dtau_dq) and finite_matrix(dtau_dv) and finite_matrix(M)):
+        return OVERFLOW     # finite inputs and still inf: absurdly large inputs
     return OK
 
 
@@ -333,6 +338,17 @@ def root_partials(model, a0, dq, dv, M, W, mass, tree_rows):
                 M[ke, k0 + c] += x * P[c]
         for c in range(3):
             dq[re, k0 + 3 + c] += x * turn[c]
+
+
+@fast
+def finite_matrix(X):
+    """No NaN or inf in a C-contiguous X: no entry has every exponent bit set. An OR over integers,
+    which the compiler vectorizes (a sum of x * 0 is a chain of dependent additions: ~1.6x slower)."""
+    x = X.reshape(-1).view(np.int64)
+    bad = 0
+    for k in range(x.shape[0]):
+        bad |= (x[k] & 0x7FF0000000000000) == 0x7FF0000000000000
+    return bad == 0
 
 
 @fast
