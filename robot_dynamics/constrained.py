@@ -10,17 +10,24 @@ Constraints:
 - loops: a sequence of (frame_a, frame_b, kind), two frames of the robot held together, closing a
   kinematic loop: "point", their origins coincide; "6d", the frames coincide.
 The constraints hold at the acceleration level: the frames' classical accelerations in world
-axes ([p''] or [p''; w'], loops: a's minus b's) equal -(kd J v + kp e) with Baumgarte's gains
-(kp, kd) (default 0: none), e the position error ([p_a - p_b] or [p_a - p_b; log(R_a R_b^T)],
-for loops and contacts with a target).
+axes ([p''] or [p''; w'], loops: a's minus b's), the time derivative of their velocities J v in
+local_world_aligned axes, equal -(kd J v + kp e) with Baumgarte's gains (kp, kd) (default 0: none),
+e the position error ([p_a - p_b] or [p_a - p_b; log(R_a R_b^T)], for loops and contacts with a
+target). Pinocchio's point contacts (local_world_aligned) take the same classical acceleration;
+its 6d contacts hold the frame's spatial acceleration instead, [p'' - w x p'; w']: the two agree
+wherever the contact holds at the velocity level (J v = 0), the state a simulation keeps.
 
 Forces are stacked in the given order, contacts first, then loops: [force] (point) or
 [force; torque] (6d) at frame (a)'s origin, in local_world_aligned axes, acting on the robot (a
 loop's force acts on frame_a, its opposite on frame_b). Redundant constraints (more than the robot
 can resist: four point contacts on one foot, a planar loop closed by a 3-D point) do not make the
 system singular: the forces are the least-norm ones (pivoted Cholesky of the Delassus matrix,
-kernels/psd.py). Constraints that cannot hold together, or that constrain nothing (a frame no joint
-moves, two frames of one body) raise ConstraintError naming them; never NaN.
+kernels/psd.py; a pivot below 1e-12 of the largest counts as redundant). Redundant rows are
+consistent only where the velocities meet them (J v = 0 along the redundant directions): a point
+held on a foot that also has a 6d contact and still turns has a centripetal acceleration no force
+can cancel. Constraints that cannot hold together (the residual of the Delassus system above 1e-8
+of its terms), or that constrain nothing (a frame no joint moves, two frames of one body), raise
+ConstraintError naming them; never NaN.
 """
 import numpy as np
 
@@ -202,7 +209,8 @@ def constrained_forward_dynamics(model, q, v, tau, contacts, loops=(), baumgarte
 
 def contact_inverse_dynamics(model, q, v, a, contacts, threads=None):
     """(tau, forces): the joint torques and contact forces that produce acceleration a, with the
-    floating joints (a free-flying base) unactuated, their torques zero: the contacts must supply
+    floating joints (a free-flying base, or any URDF floating joint) unactuated, their torques zero
+    (planar joints count as actuated: a mobile base drives them): the contacts must supply
     the inverse dynamics' floating rows, J_u^T forces = ID(q, v, a)_u, and tau = ID(q, v, a) -
     J^T forces. Of the force distributions that do, the least-norm one (sum of squared force and
     torque components, in world axes; documented choice: it spreads the load evenly and keeps
