@@ -13,8 +13,9 @@
 3. contact_inverse_dynamics(model, q, 0, 0, contacts), the gravity torques of a standing robot, beside
    gravity_torques: what the node would pay at 1 kHz.
 
-Each figure is the median over repeats after warm-up calls (numba's cache is warmed first: the first
-call of each kernel compiles or loads it).
+Within each repeat ours and Pinocchio's are timed in turn; each figure is the median over repeats
+after warm-up calls (which also compile or load numba's cached kernels), each ratio the median of
+the per-repeat ratios, so that the slow spells of this shared 2-core VM hit both sides.
 """
 import os
 
@@ -39,21 +40,31 @@ PANDA = f"{ROBOTS}/panda_description/urdf/panda.urdf"
 TALOS = f"{ROBOTS}/talos_data/robots/talos_reduced.urdf"
 SOLO = f"{ROBOTS}/solo_description/robots/solo12.urdf"
 BATCHES = (100, 10000)
-REPEATS = {1: 15, 100: 15, 10000: 5}
+REPEATS = {1: 15, 100: 15, 10000: 7}
 SINGLE_LOOP = 500
 
 
-def median_time(fn, repeats, calls=1):
-    """Median over `repeats` of the seconds per call of fn(), after three warm-up calls."""
-    for _ in range(3):
+def seconds(fn, calls=1):
+    """Seconds per call of fn() over `calls` calls."""
+    t = time.perf_counter()
+    for _ in range(calls):
         fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(calls):
+    return (time.perf_counter() - t) / calls
+
+
+def alternate(fns, repeats, calls=1):
+    """Per function, the median over `repeats` of its seconds per call, the functions timed in
+    turn within each repeat (a slow spell of this shared 2-core VM hits all of them), and the
+    median over repeats of each one's time relative to the last (the reference)."""
+    for fn in fns:
+        for _ in range(3):      # warm-up: caches, numba's dispatch, fresh memory
             fn()
-        times.append((time.perf_counter() - t) / calls)
-    return statistics.median(times)
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for k, fn in enumerate(fns):
+            times[k].append(seconds(fn, calls))
+    ratios = [statistics.median(ref / t for ref, t in zip(times[-1], ts)) for ts in times]
+    return [statistics.median(ts) for ts in times], ratios
 
 
 def states(model, n, rng):
@@ -85,20 +96,24 @@ def without_mimic(urdf):
 
 
 def time_pair(label, ours, theirs, Q, V, A, PQ, PV, PA, rows):
-    """ours(q, v, a, threads) and theirs(q, v, a) for N = 1 and the batches."""
-    us = 1e6 * median_time(lambda: ours(Q[0], V[0], A[0], None), REPEATS[1], SINGLE_LOOP)
-    ref = 1e6 * median_time(lambda: theirs(PQ[0], PV[0], PA[0]), REPEATS[1], SINGLE_LOOP)
-    print(f"{label:44s} N=1      ours {us:8.2f}  pin {ref:8.2f}  ours/pin {us / ref:5.2f}")
-    rows.append((label, 1, us, None, ref))
+    """ours(q, v, a, threads, out) and theirs(q, v, a), for N = 1 and the batches (Pinocchio looped),
+    ours into fresh arrays and into reused ones (out=: no fresh pages to fault in)."""
+    (us, ref), (x, _) = alternate([lambda: ours(Q[0], V[0], A[0], None, None), lambda: theirs(PQ[0], PV[0], PA[0])],
+                                  REPEATS[1], SINGLE_LOOP)
+    us, ref = 1e6 * us, 1e6 * ref
+    print(f"{label:50s} N=1      ours {us:8.2f}  pin {ref:8.2f}  pin/ours {x:5.2f}")
+    rows.append((label, 1, (us,), ref, (x,)))
     for n in BATCHES:
         q, v, a, pq, pv, pa = Q[:n], V[:n], A[:n], PQ[:n], PV[:n], PA[:n]
-        r = REPEATS[n]
-        t1 = 1e6 * median_time(lambda: ours(q, v, a, 1), r) / n
-        t2 = 1e6 * median_time(lambda: ours(q, v, a, 2), r) / n
-        ref = 1e6 * median_time(lambda: [theirs(pq[i], pv[i], pa[i]) for i in range(n)], r) / n
-        print(f"{label:44s} N={n:<6d} ours 1 thr {t1:8.2f} (x{ref / t1:5.2f})  2 thr {t2:8.2f} (x{ref / t2:5.2f})  "
-              f"pin loop {ref:7.2f}   [x = pin/ours speed-up]")
-        rows.append((label, n, t1, t2, ref))
+        out = tuple(np.zeros((n, V.shape[1], V.shape[1])) for _ in range(3))
+        fns = [lambda: ours(q, v, a, 1, None), lambda: ours(q, v, a, 2, None), lambda: ours(q, v, a, 1, out),
+               lambda: ours(q, v, a, 2, out), lambda: [theirs(pq[i], pv[i], pa[i]) for i in range(n)]]
+        times, ratios = alternate(fns, REPEATS[n])
+        t = [1e6 * x / n for x in times]
+        print(f"{label:50s} N={n:<6d} ours 1 thr {t[0]:7.2f} (x{ratios[0]:5.2f})  2 thr {t[1]:7.2f} (x{ratios[1]:5.2f})"
+              f"  out= 1 thr {t[2]:7.2f} (x{ratios[2]:5.2f})  2 thr {t[3]:7.2f} (x{ratios[3]:5.2f})  pin loop {t[4]:7.2f}"
+              "   [x = pin/ours, median of per-repeat ratios]")
+        rows.append((label, n, tuple(t[:4]), t[4], tuple(ratios[:4])))
 
 
 def bench_derivatives(rows):
@@ -118,10 +133,10 @@ def bench_derivatives(rows):
             PQ, PV, PA = np.array([to_pin(model, pmodel, q) for q in Q]), V, A
         print(f"\n## {name}: nq={model.nq} nv={model.nv} (µs per state, median)")
         time_pair(f"{name}: d tau (RNEA derivatives)",
-                  lambda q, v, a, t: rd.inverse_dynamics_derivatives(model, q, v, a, threads=t),
+                  lambda q, v, a, t, out: rd.inverse_dynamics_derivatives(model, q, v, a, threads=t, out=out),
                   lambda q, v, a: pin.computeRNEADerivatives(pmodel, data, q, v, a), Q, V, A, PQ, PV, PA, rows)
         time_pair(f"{name}: d qdd (ABA derivatives)",
-                  lambda q, v, a, t: rd.forward_dynamics_derivatives(model, q, v, a, threads=t),
+                  lambda q, v, a, t, out: rd.forward_dynamics_derivatives(model, q, v, a, threads=t, out=out),
                   lambda q, v, a: pin.computeABADerivatives(pmodel, data, q, v, a), Q, V, A, PQ, PV, PA, rows)
 
 
@@ -152,51 +167,52 @@ def bench_constrained(rows, gravity_rows):
         Q, V, T = states(model, max(BATCHES), rng)
         PQ = np.array([to_pin(model, pmodel, q) for q in Q])
         print(f"\n## {name}: nv={model.nv}, {3 if kind == 'point' else 6}x{len(frames)} constraint rows (µs per state)")
-        variants = {
-            "constrained_forward_dynamics": lambda q, v, t, th: rd.constrained_forward_dynamics(model, q, v, t, contacts, threads=th),
-            "same route, no constraint": lambda q, v, t, th: rd.constrained_forward_dynamics(model, q, v, t, [], threads=th),
-            "forward_dynamics (ABA)": lambda q, v, t, th: rd.forward_dynamics(model, q, v, t, threads=th),
-        }
-        times = {}
-        for label, fn in variants.items():
-            single = 1e6 * median_time(lambda: fn(Q[0], V[0], T[0], None), REPEATS[1], SINGLE_LOOP)
-            n = max(BATCHES)
-            batch = 1e6 * median_time(lambda: fn(Q, V, T, 1), REPEATS[n]) / n
-            batch2 = 1e6 * median_time(lambda: fn(Q, V, T, 2), REPEATS[n]) / n
-            times[label] = (single, batch, batch2)
-        pin_single = 1e6 * median_time(lambda: pin.constraintDynamics(pmodel, data, PQ[0], V[0], T[0], cmodels, cdatas, settings),
-                                       REPEATS[1], SINGLE_LOOP)
+        def ours(contacts_or_none, q, v, t, threads):
+            """Constrained FD with the contacts, the same route with none, or ABA (None)."""
+            if contacts_or_none is None:
+                return rd.forward_dynamics(model, q, v, t, threads=threads)
+            return rd.constrained_forward_dynamics(model, q, v, t, contacts_or_none, threads=threads)
+
+        def pin_call(i):
+            return pin.constraintDynamics(pmodel, data, PQ[i], V[i], T[i], cmodels, cdatas, settings)
+        routes = (contacts, [], None)   # constrained, the same route without constraints, ABA
+        single, single_x = alternate([(lambda c: lambda: ours(c, Q[0], V[0], T[0], None))(c) for c in routes]
+                                     + [lambda: pin_call(0)], REPEATS[1], SINGLE_LOOP)
         n = max(BATCHES)
-        pin_batch = 1e6 * median_time(lambda: [pin.constraintDynamics(pmodel, data, PQ[i], V[i], T[i], cmodels, cdatas, settings)
-                                               for i in range(n)], REPEATS[n]) / n
-        cfd, route, fd = (times[k] for k in variants)
+        many, many_x = alternate([(lambda c, th: lambda: ours(c, Q, V, T, th))(c, th) for th in (1, 2) for c in routes]
+                                 + [lambda: [pin_call(i) for i in range(n)]], REPEATS[n])
+        us = [[1e6 * t for t in single[:3]], [1e6 * t / n for t in many[:3]], [1e6 * t / n for t in many[3:6]]]
+        xs = [single_x[0], many_x[0], many_x[3]]
+        refs = [1e6 * single[3], 1e6 * many[6] / n, 1e6 * many[6] / n]
         for k, label in enumerate(("N=1", f"N={n} 1 thr", f"N={n} 2 thr")):
-            solve = cfd[k] - route[k]
-            ref = pin_single if k == 0 else pin_batch
-            print(f"{label:12s} constrained {cfd[k]:7.2f}  no-constraint route {route[k]:7.2f}  (constraint solve "
-                  f"{solve:6.2f})  ABA {fd[k]:6.2f}  constrained/(ABA + solve) {cfd[k] / (fd[k] + solve):4.2f}  "
-                  f"pin constraintDynamics {ref:7.2f} (x{ref / cfd[k]:5.2f})")
-            rows.append((name, label, cfd[k], route[k], solve, fd[k], ref))
+            cfd, route, fd = us[k]
+            solve = cfd - route
+            print(f"{label:12s} constrained {cfd:7.2f}  no-constraint route {route:7.2f}  (constraint solve "
+                  f"{solve:6.2f})  ABA {fd:6.2f}  constrained/(ABA + solve) {cfd / (fd + solve):4.2f}  "
+                  f"pin constraintDynamics {refs[k]:7.2f} (x{xs[k]:5.2f})")
+            rows.append((name, label, cfd, route, solve, fd, refs[k], xs[k]))
         q = rd.neutral(model)
-        t_cid = 1e6 * median_time(lambda: rd.contact_inverse_dynamics(model, q, 0, 0, contacts), REPEATS[1], SINGLE_LOOP)
-        t_g = 1e6 * median_time(lambda: rd.gravity_torques(model, q), REPEATS[1], SINGLE_LOOP)
+        (t_cid, t_g), _ = alternate([lambda: rd.contact_inverse_dynamics(model, q, 0, 0, contacts),
+                                     lambda: rd.gravity_torques(model, q)], REPEATS[1], SINGLE_LOOP)
+        t_cid, t_g = 1e6 * t_cid, 1e6 * t_g
         print(f"contact_inverse_dynamics(model, q, 0, 0, contacts) {t_cid:6.2f} µs   gravity_torques {t_g:6.2f} µs")
         gravity_rows.append((name, t_cid, t_g))
 
 
 def markdown(rows, crows, grows):
-    lines = ["| case | N | ours µs/state (1 thread) | ours µs/state (2 threads) | Pinocchio µs/state "
-             "| Pinocchio / ours (1 thread) | Pinocchio / ours (2 threads) |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for label, n, t1, t2, ref in rows:
-        two = "–" if t2 is None else f"{t2:.2f}"
-        ratio2 = "–" if t2 is None else f"{ref / t2:.2f}"
-        lines.append(f"| {label} | {n} | {t1:.2f} | {two} | {ref:.2f} | {ref / t1:.2f} | {ratio2} |")
+    lines = ["| case | N | ours µs/state: 1 thread | 2 threads | into out=, 1 thread | into out=, 2 threads "
+             "| Pinocchio µs/state | Pinocchio / ours: 1 thread | 2 threads | out=, 1 thread | out=, 2 threads |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for label, n, t, ref, x in rows:
+        cells = [f"{v:.2f}" for v in t] + ["–"] * (4 - len(t))
+        ratios = [f"{v:.2f}" for v in x] + ["–"] * (4 - len(x))
+        lines.append(f"| {label} | {n} | {' | '.join(cells)} | {ref:.2f} | {' | '.join(ratios)} |")
     lines += ["", "| robot | N | constrained FD | same route, no constraint | constraint solve | ABA "
               "| constrained / (ABA + solve) | Pinocchio constraintDynamics | Pinocchio / ours |",
               "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, label, cfd, route, solve, fd, ref in crows:
+    for name, label, cfd, route, solve, fd, ref, x in crows:
         lines.append(f"| {name} | {label} | {cfd:.2f} | {route:.2f} | {solve:.2f} | {fd:.2f} | {cfd / (fd + solve):.2f} "
-                     f"| {ref:.2f} | {ref / cfd:.2f} |")
+                     f"| {ref:.2f} | {x:.2f} |")
     lines += ["", "| robot | contact_inverse_dynamics(q, 0, 0) µs | gravity_torques µs |", "|---|---:|---:|"]
     for name, t_cid, t_g in grows:
         lines.append(f"| {name} | {t_cid:.2f} | {t_g:.2f} |")

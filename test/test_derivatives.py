@@ -143,6 +143,25 @@ def test_batches_equal_single_states(pair):
                 np.testing.assert_array_equal(batch[k], single)
 
 
+def test_output_into_given_arrays(pair):
+    """out=: the same numbers in the caller's arrays, every entry written; bad ones refused."""
+    m = pair.model
+    S = list(states(pair, 3, seed=9))
+    Q, V, A = (np.array([s[k] for s in S]) for k in range(3))
+    for f in (rd.inverse_dynamics_derivatives, rd.forward_dynamics_derivatives):
+        for q, v, a in ((Q[0], V[0], A[0]), (Q, V, A)):
+            out = tuple(np.full(q.shape[:-1] + (m.nv, m.nv), np.nan) for _ in range(3))
+            got = f(m, q, v, a, out=out)
+            assert all(g is o for g, o in zip(got, out))
+            for g, e in zip(got, f(m, q, v, a)):
+                np.testing.assert_array_equal(g, e)
+        shared = np.empty((m.nv, 2 * m.nv))
+        for bad in ((np.empty((m.nv, m.nv)),) * 2, (np.empty((m.nv, m.nv)),) * 3, (np.empty((m.nv, m.nv), np.float32),) + tuple(
+                np.empty((m.nv, m.nv)) for _ in range(2)), (shared[:, :m.nv], shared[:, m.nv:], np.empty((m.nv, m.nv)))):
+            with pytest.raises(ValueError, match="out must be three distinct C-contiguous, writeable float64 arrays"):
+                f(m, Q[0], V[0], A[0], out=bad)
+
+
 def test_bad_input_is_named():
     m = Pair("biped", True).model
     q, v = rd.neutral(m), np.zeros(m.nv)

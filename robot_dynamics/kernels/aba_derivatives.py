@@ -73,24 +73,24 @@ def aba_derivatives(model, q, v, tau, dq, dv, Minv, W):
     accelerations(model, v, vec, a0, W)
     composites(model, W, True, True)
     coordinate_terms(model, a0, W, False)
-    mass_pairs(model, Minv, W, True)        # M, kept in M^-1's place until it is factored
-    bias(model, vec, W)
     V, H, X = blocks(model, W)
+    mass_pairs(model, H, W, True, not model[-1, MIMIC])     # M, in the factor's order
+    bias(model, vec, W)
     lam, end, user, diag, x = V[L_LAM], V[L_END], V[L_USER], V[L_DIAG], V[L_X]
-    factor_order(model, Minv, W, H, V)
+    factor_order(model, H, W, V)
     bad = factor(H, lam, diag, nv)
     if bad >= 0:
         return fail(SINGULAR, body_of_coordinate(model, int(user[bad])))
     for t in range(nv):
         x[t] = tau[int(user[t])] - vec[int(user[t])]
-    solve_vector(H, lam, nv, x)
+    solve_vector(H, end, nv, x)
     for t in range(nv):
         vec[int(user[t])] = x[t]            # qdd
     accelerations(model, v, vec, a0, W)     # forces at qdd (the inertias and momenta stand)
     composites(model, W, False, False)
     coordinate_terms(model, a0, W, True)
     # the block, a row per coordinate in the factor's order: tree order, or the user's with mimic joints
-    partials(model, a0, X[:, :nv], X[:, nv:2 * nv], Minv, W, False, not model[-1, MIMIC])
+    partials(model, a0, X[:, :nv], X[:, nv:2 * nv], H, W, False, not model[-1, MIMIC])
     for t in range(nv):
         for c in range(2 * nv, 3 * nv):
             X[t, c] = 0.0
@@ -111,11 +111,11 @@ def aba_derivatives(model, q, v, tau, dq, dv, Minv, W):
 
 
 @fast
-def factor_order(model, M, W, H, V):
-    """H = M's lower triangle, and each coordinate's parent, descendants' end and user index and
-    M's diagonal (rows of V), in the order the factor takes: tree order without mimic joints (the
-    coordinate rows of rnea_derivatives: lam is the joint's previous coordinate, or the parent's
-    last), else the user's order as a chain (dense)."""
+def factor_order(model, H, W, V):
+    """Each coordinate's parent, descendants' end, user index and M's diagonal (rows of V) in the
+    order the factor takes, where `mass_pairs(..., tree)` put M into H: tree order without mimic
+    joints (the coordinate rows of rnea_derivatives: lam is the joint's previous coordinate, or the
+    parent's last), else the user's order as a chain (dense)."""
     nb, nv = model.shape[0] - 1, int(model[-1, NV])
     lam, end, user, diag = V[L_LAM], V[L_END], V[L_USER], V[L_DIAG]
     if model[-1, MIMIC]:
@@ -128,9 +128,6 @@ def factor_order(model, M, W, H, V):
                 user[t + d], end[t + d] = W[nb + t + d, Z_USER], W[i, W_TEND]
                 lam[t + d] = t + d - 1 if d else (W[par, W_T0] + ndofs(model, par) - 1 if par >= 0 else -1)
     for r in range(nv):
-        a = int(user[r])
-        for c in range(r + 1):
-            H[r, c] = M[a, int(user[c])]
         diag[r] = H[r, r]
 
 

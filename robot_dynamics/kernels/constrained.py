@@ -71,9 +71,9 @@ def constrained_workspace(model, m):
 
 @fast
 def blocks(model, m, W):
-    """C-contiguous views of W past its rows: the factor's vectors (L_ROWS x nv), H (nv x nv),
-    M in the user's order (nv x nv), J^T in the factor's order (nv x m), the Delassus matrix A and
-    two m x m scratch blocks, and the solve's vectors (G_ROWS x m)."""
+    """C-contiguous views of W past its rows: the factor's vectors (L_ROWS x nv), H (nv x nv), a
+    scratch Mu (nv x nv), J^T in the factor's order (nv x m), the Delassus matrix A and two m x m
+    scratch blocks, and the solve's vectors (G_ROWS x m)."""
     nb, nv, nf = model.shape[0] - 1, int(model[-1, NV]), 0
     for i in range(nb):
         nf += ndofs(model, i)
@@ -215,11 +215,11 @@ def constrained_dynamics(model, q, v, tau, C, gains, qdd, forces, W):
         return status
     nv, m = int(model[-1, NV]), forces.shape[0]
     V, H, Mu, K, A, G, E, vec = blocks(model, m, W)
-    mass_pairs(model, Mu, W, False)
+    mass_pairs(model, H, W, False, not model[-1, MIMIC])    # M in world axes, in the factor's order
     b = W[vector_row(model), :nv]
     bias(model, b, W)
-    factor_order(model, Mu, W, H, V)
-    lam, user, diag, x = V[L_LAM], V[L_USER], V[L_DIAG], V[L_X]
+    factor_order(model, H, W, V)
+    lam, end, user, diag, x = V[L_LAM], V[L_END], V[L_USER], V[L_DIAG], V[L_X]
     bad = factor(H, lam, diag, nv)
     if bad >= 0:
         return fail(SINGULAR, body_of_coordinate(model, int(user[bad])))
@@ -270,11 +270,10 @@ def constrained_dynamics(model, q, v, tau, C, gains, qdd, forces, W):
         for r in range(m):
             y += K[t, r] * f[r]
         x[t] = y / np.sqrt(H[t, t])
-    for i in range(nv):
-        j = int(lam[i])
-        while j >= 0:
-            x[i] -= H[i, j] * x[j]
-            j = int(lam[j])
+    for j in range(nv):                 # L^-1: each coordinate pushed into its descendants
+        xj = x[j]
+        for i in range(j + 1, int(end[j])):
+            x[i] -= H[i, j] * xj
     for t in range(nv):
         qdd[int(user[t])] = x[t]
     for r in range(m):

@@ -10,7 +10,7 @@ D on it. Right-hand sides are rows of a matrix X in the user's order (row user[k
 k), so that M^-1 X is a sequence of row updates over whole rows (vectorized).
 """
 from .common import SINGULAR_TOL
-from .jit import fast
+from .jit import fast, inline
 
 
 @fast
@@ -37,20 +37,21 @@ def factor(H, lam, diag, n):
 
 
 @fast
-def solve_vector(H, lam, n, x):
-    """x = M^-1 x for x in tree order (after `factor`): L^T y = x, y / D, then L z = y."""
+def solve_vector(H, end, n, x):
+    """x = M^-1 x for x in the factor's order (after `factor`): L^T y = x, y / D, then L z = y.
+    Both triangles by contiguous loops instead of walks up the ancestors: L^T over whole rows of H
+    (zero off the ancestors: it vectorizes), L by columns, each coordinate pushed into its
+    descendants k + 1 .. end[k] - 1 (~4x faster than the chains on talos)."""
     for i in range(n - 1, -1, -1):
-        j = int(lam[i])
-        while j >= 0:
-            x[j] -= H[i, j] * x[i]
-            j = int(lam[j])
+        xi = x[i]
+        for j in range(i):
+            x[j] -= H[i, j] * xi
     for i in range(n):
         x[i] /= H[i, i]
-    for i in range(n):
-        j = int(lam[i])
-        while j >= 0:
-            x[i] -= H[i, j] * x[j]
-            j = int(lam[j])
+    for j in range(n):
+        xj = x[j]
+        for i in range(j + 1, int(end[j])):
+            x[i] -= H[i, j] * xj
 
 
 @fast
@@ -86,14 +87,14 @@ def solve_block(H, lam, end, n, X, sign):
             j0 = int(lam[j3])
 
 
-@fast
+@inline
 def update4(X, r, a0, s0, a1, s1, a2, s2, a3, s3):
     """X[r] -= a0 X[s0] + a1 X[s1] + a2 X[s2] + a3 X[s3] (a loop the compiler vectorizes)."""
     for c in range(X.shape[1]):
         X[r, c] -= (a0 * X[s0, c] + a1 * X[s1, c]) + (a2 * X[s2, c] + a3 * X[s3, c])
 
 
-@fast
+@inline
 def update1(X, r, a, s):
     """X[r] -= a X[s]."""
     for c in range(X.shape[1]):

@@ -279,10 +279,11 @@ def partials(model, a0, dq, dv, M, W, mass, tree_rows):
 
 
 @fast
-def mass_pairs(model, M, W, unit_root):
+def mass_pairs(model, M, W, unit_root, tree):
     """M = G^T M_full G from M_cj = P_e . S_c over the pairs of `partials` (the composite-rigid-body
     algorithm, Featherstone RBDA ch. 6), armature on the diagonal. unit_root: a free root's S is 1
-    (the kinematics took it as the base frame)."""
+    (the kinematics took it as the base frame). tree: rows and columns in tree order (no mimic
+    joint: the factor's order, ltdl.py), else the user's."""
     nb = model.shape[0] - 1
     M[:, :] = 0.0
     for j in range(nb):
@@ -290,15 +291,15 @@ def mass_pairs(model, M, W, unit_root):
         t0, tend = nb + int(W[j, W_T0]), nb + int(W[j, W_TEND])
         root = unit_root and j == 0 and free_root(model)
         for c in range(nj):
-            S, kc = get6(W, j, W_S + 6 * c), user_v(model, j, c)
+            S, kc = get6(W, j, W_S + 6 * c), t0 - nb + c if tree else user_v(model, j, c)
             for e in range(c, nj):      # computed once per pair: M exactly symmetric
-                ke = user_v(model, j, e)
+                ke = t0 - nb + e if tree else user_v(model, j, e)
                 m = sj * sj * (dot6(get6(W, t0 + e, Z_P), S) + (model[j, ARMATURE] if e == c else 0.0))
                 M[ke, kc] += m
                 if e != c:
                     M[kc, ke] += m
             for r in range(t0 + nj, tend):
-                ke = int(W[r, Z_USER])
+                ke = r - nb if tree else int(W[r, Z_USER])
                 m = sj * W[r, Z_SCALE] * (W[r, Z_P + c] if root else dot6(get6(W, r, Z_P), S))
                 M[kc, ke] += m
                 M[ke, kc] += m
