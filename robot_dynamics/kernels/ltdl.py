@@ -5,9 +5,11 @@ is an ancestor of k, and so is L: factoring and solving only walk the chains of 
 (talos: ~300 entries below the diagonal where a dense factor has 703). A chain (lam[k] = k - 1)
 makes it a dense factorization, used where mimic joints couple coordinates across branches.
 
-H holds M's lower triangle in that order; `factor` overwrites it with L below the diagonal and
-D on it. Right-hand sides are rows of a matrix X in the user's order (row user[k] for coordinate
-k), so that M^-1 X is a sequence of row updates over whole rows (vectorized).
+H holds M in that order; `factor` overwrites its lower triangle with L below the diagonal and D
+on it. Each coordinate's descendants are the contiguous range k + 1 .. end[k] - 1, so the solves
+run over contiguous rows and columns rather than up the chains of ancestors (dependent loads). A
+block of right-hand sides X has a row per coordinate, so that M^-1 X is a sequence of updates of
+whole rows (vectorized).
 """
 from .common import SINGULAR_TOL
 from .jit import fast, inline
@@ -60,7 +62,7 @@ def solve_block(H, lam, end, n, X, sign):
     column a right-hand side: L^T Y = X pulling from each row's descendants (k + 1 .. end[k] - 1,
     a contiguous range), Y = sign D^-1 Y, then L Z = Y pulling from its ancestors. The row updates
     go four source rows at a time: one load and store of the destination per four (the updates
-    are bound by L1 traffic; measured ~1.6x over one at a time)."""
+    are bound by L1 traffic; measured ~1.6x over one at a time; inlined: ~8 % less)."""
     for j in range(n - 1, -1, -1):
         i, e = j + 1, int(end[j])
         while i + 4 <= e:
