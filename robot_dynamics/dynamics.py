@@ -384,3 +384,6 @@ from .identification import (PARAMETERS, BaseParameters, PayloadEstimate, base_p
                              identify_payload, identify_payload_from_momentum, inertial_parameter_names,
                              inertial_parameters, joint_torque_regressor)
 from .observer import MomentumObserver, estimate_wrench, external_torques, generalized_momentum  # noqa: F401,E402
+from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives  # noqa: E402,F401
+from .constrained import (ConstraintError, constrained_forward_dynamics, constraint_jacobian,  # noqa: E402,F401
+                          contact_inverse_dynamics)

@@ -18,7 +18,10 @@ URDFS = {
     "biped": os.path.join(REPO, "urdf", "floating_base_biped.urdf"),
     "planar_base_arm": os.path.join(REPO, "test", "data", "planar_base_arm.urdf"),          # planar root, mimic
     "floating_object_arm": os.path.join(REPO, "test", "data", "floating_object_arm.urdf"),  # floating root, planar
-}                                                                                           # and floating mid-tree
+                                                                                            # and floating mid-tree
+    "solo12": os.path.join(ROBOTS, "solo_description", "robots", "solo12.urdf"),
+    "four_bar": os.path.join(REPO, "test", "data", "four_bar.urdf"),   # a loop closed by a constraint
+}
 
 
 class Pair:
