@@ -34,6 +34,11 @@ def calls(model):
         yield "wrench_to_joint_torques", lambda: rd.wrench_to_joint_torques(model, Q, frame, np.ones(Q.shape[:-1] + (6,)), threads=t)
         yield "joint_torque_regressor", lambda: rd.joint_torque_regressor(model, Q, V, A, threads=t)
         yield "generalized_momentum", lambda: rd.generalized_momentum(model, Q, V)
+        yield "inverse_dynamics_derivatives", lambda: rd.inverse_dynamics_derivatives(model, Q, V, A, threads=t)
+        yield "forward_dynamics_derivatives", lambda: rd.forward_dynamics_derivatives(model, Q, V, A, threads=t)
+        yield "constrained_forward_dynamics", lambda: rd.constrained_forward_dynamics(
+            model, Q, V, A, [(frame, "point")], threads=t)
+        yield "contact_inverse_dynamics", lambda: rd.contact_inverse_dynamics(model, Q, 0, 0, [(frame, "6d")], threads=t)
     yield "momentum observer", lambda: observe(model, q, v, frame)
 
 

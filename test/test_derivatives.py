@@ -178,7 +178,7 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="quaternion .* must have unit norm; got norm 2"):
         rd.forward_dynamics_derivatives(m, bad, v, v)
     for f in (rd.inverse_dynamics_derivatives, rd.forward_dynamics_derivatives):
-        with pytest.raises(ValueError, match="too large for double precision"):
+        with pytest.raises(ValueError, match=r"v contains a value beyond 1e\+50 in magnitude"):
             f(m, q, np.full(m.nv, 1e200), v)
 
 
