@@ -176,7 +176,7 @@ class Bench:
 
     def _on_diagnostics(self, msg):
         for status in msg.status:
-            if status.name.startswith("robot_dynamics"):
+            if status.name == "robot_dynamics: dynamics":
                 self.diagnostics.append((time.perf_counter(), {kv.key: kv.value for kv in status.values}))
 
     def listen(self, topic):
