@@ -509,6 +509,8 @@ class DynamicsNode(Node):
                 if self.config is not config:
                     raise ValueError("the node's configuration changed while the request was checked: ask again")
                 self._recording = recording
+            self.get_logger().info(f"identify_payload: recording {request.duration:g} s of joint_states for the "
+                                   f"{checked.method} method (payload on {checked.link!r})")
             watchdog = self.create_timer(0.25, lambda: self._watch_recording(recording), clock=self._steady_clock)
             try:
                 await recording.done
