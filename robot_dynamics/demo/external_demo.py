@@ -33,6 +33,9 @@ from .. import dynamics as rd
 from ..urdf import load_urdf
 from .closed_loop_demo import (BANDWIDTH, GOAL_POSE, MOVE_TIME, SETTLE_TIME, START_POSE, URDF, Run, quintic,
                                record)
+
+#: the issue's targets, checked by make test on shortened runs (test/test_demo.py)
+TARGETS = dict(mass=0.02, com=0.005, drift_ratio=10.0, latency=0.020, wrench=0.05)
 from .mujoco_model import Payload
 
 #: Jm G^2 [kg m^2] per joint, AKB86's motor inertias times gear ratios squared (urdf/puma560.urdf header)
@@ -170,8 +173,9 @@ def observer_node(threshold=CONTACT_THRESHOLD):
             "observer.wrench_frame": "tool0", "observer.wrench_components": "force"}
 
 
-def push_scenario(move_time=MOVE_TIME, settle_time=SETTLE_TIME, start=PUSH_START, duration=PUSH_DURATION, force=PUSH,
-                  show_progress=False):
+def push_scenario(run_time=MOVE_TIME + SETTLE_TIME, start=PUSH_START, duration=PUSH_DURATION, force=PUSH,
+                  show_progress=False, move_time=MOVE_TIME):
+    """4a and 4b, each `run_time` s of sim time of the move (make test runs a part of it)."""
     model = arm_model()
     pd = gains(model)
 
@@ -179,10 +183,9 @@ def push_scenario(move_time=MOVE_TIME, settle_time=SETTLE_TIME, start=PUSH_START
         return quintic(START_POSE, GOAL_POSE, move_time, t)
     pushed = {**SIM, "wrench.link": "tool0", "wrench.force": list(map(float, force)), "wrench.start": start,
               "wrench.duration": duration}
-    runs = (Run(f"4a push {np.linalg.norm(force):g} N for {duration:g} s", "feedforward+pd", move_time + settle_time,
-                move, pushed, observer_node(), pd, observe=True),
-            Run("4b the same move, no push", "feedforward+pd", move_time + settle_time, move, SIM, observer_node(),
-                pd, observe=True))
+    runs = (Run(f"4a push {np.linalg.norm(force):g} N for {duration:g} s", "feedforward+pd", run_time, move, pushed,
+                observer_node(), pd, observe=True),
+            Run("4b the same move, no push", "feedforward+pd", run_time, move, SIM, observer_node(), pd, observe=True))
     push, free = (record(run, model, *pd, show_progress=show_progress) for run in runs)
     return PushScenario(push, free, start, duration, np.asarray(force, float))
 
