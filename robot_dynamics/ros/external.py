@@ -23,6 +23,7 @@ the later ones by the trapezoidal rule. A driver or simulator that reports, at e
 effort applied over the interval that just ended (a zero-order hold, like a paused simulator's 0
 before its first step) would otherwise make the first interval wrong by half a step of effort.
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -170,7 +171,7 @@ class ExternalTorques:
                 self.stats["skipped"] += 1
                 self.notice = ("overflow", f"external torques not computed for this joint_states message ({exc})")
                 return False
-            if not np.isfinite(r).all():        # not expected (the library refuses these), never published
+            if not math.isfinite(r.sum()):      # not expected (the library refuses these), never published
                 self._restart(q, v)
                 self.last_stamp = None
                 self.notice = ("overflow", "external torques not finite for this joint_states message: the "
@@ -197,10 +198,11 @@ class ExternalTorques:
     def _flag(self, r):
         stats = self.stats
         stats["samples"] += 1
-        np.maximum(stats["max_abs"], np.abs(r), out=stats["max_abs"])
+        size = np.abs(r)
+        np.maximum(stats["max_abs"], size, out=stats["max_abs"])
         if not self.settings.detect:
             return
-        over = np.abs(r) > self.settings.threshold
+        over = size > self.settings.threshold
         self.contact = bool(over.any())
         if self.contact:
             self.contact_joints = [self.names[k] for k in np.flatnonzero(over)]
