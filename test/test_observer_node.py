@@ -234,14 +234,21 @@ def test_bad_efforts_are_refused_by_name_and_nothing_non_finite_is_published(cli
 
 # --- ~/identify_payload ------------------------------------------------------------------------------
 class Stream:
-    """joint_states of the scripted motion, carrying PAYLOAD, published on demand with rising stamps."""
+    """joint_states of the scripted motion, carrying PAYLOAD, published on demand with rising stamps,
+    at most AHEAD messages ahead of the node's answers (gravity torques): none is dropped."""
+    AHEAD = 200
 
     def __init__(self, client, node, model, start, payload=PAYLOAD, noise=0.0, seed=0, velocities=True):
         self.client, self.node, self.model, self.start = client, node, model, start
         self.payload, self.noise, self.velocities = payload, noise, velocities
         self.rng, self.k = np.random.default_rng(seed), 0
+        topic = f"{node.ns}/gravity_torques"
+        self.answers = client.inbox.get(topic) or client.listen(JointState, topic, RELIABLE)
 
     def send(self, count=20):
+        # before the first answer (the node may not have discovered the test yet), send regardless
+        if self.answers and self.start + (self.k - self.AHEAD) * MS > stamp_ns(self.answers[-1]):
+            return
         for _ in range(count):
             q, v, tau = motion(self.model, self.k * 1e-3, self.payload, push=False)
             tau = tau + self.noise * self.rng.standard_normal(6)
