@@ -246,8 +246,9 @@ class Stream:
         self.answers = client.inbox.get(topic) or client.listen(JointState, topic, RELIABLE)
 
     def send(self, count=20):
-        # before the first answer (the node may not have discovered the test yet), send regardless
-        if self.answers and self.start + (self.k - self.AHEAD) * MS > stamp_ns(self.answers[-1]):
+        # before the first answer to this stream (the node may not have discovered the test yet), send regardless
+        answered = stamp_ns(self.answers[-1]) if self.answers else -1
+        if answered >= self.start and self.start + (self.k - self.AHEAD) * MS > answered:
             return
         for _ in range(count):
             q, v, tau = motion(self.model, self.k * 1e-3, self.payload, push=False)
