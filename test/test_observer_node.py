@@ -260,13 +260,18 @@ class Stream:
 
 
 def identify(client, node, stream, timeout=60.0, **fields):
-    """Call ~/identify_payload while the stream runs; its response."""
+    """Call ~/identify_payload while the stream runs; its response. Then until the node answered the
+    stream's last message: a stream's messages still queued at the node would otherwise be taken by
+    the next call's recording (and their stamps, far from the next stream's, stop it as a gap)."""
     service = client.node.create_client(IdentifyPayload, f"{node.ns}/identify_payload")
     assert service.wait_for_service(timeout_sec=20.0)
     future = service.call_async(IdentifyPayload.Request(**fields))
     client.wait_for(future.done, action=stream.send if stream else None, every=0.01, timeout=timeout,
                     what="the answer of ~/identify_payload")
     client.node.destroy_client(service)
+    if stream is not None and stream.k:
+        last = stream.start + (stream.k - 1) * MS
+        client.wait_for(lambda: any(stamp_ns(m) == last for m in stream.answers), what="the stream's last answer")
     return future.result()
 
 
