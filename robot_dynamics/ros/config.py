@@ -9,6 +9,7 @@ import numpy as np
 from .. import dynamics as rd
 from ..payload import PayloadError, add_payload
 from ..urdf import load_urdf
+from .external import ObserverConfig, observer_config
 from .parameters import ParameterError
 
 #: what the node assumes for a coordinate joint_states cannot give
@@ -26,6 +27,7 @@ class Config:
     feedback: bool            # any non-zero gain: the feedforward needs the measured state
     evaluate_at: str
     unmeasured: list          # joints joint_states cannot give (multi-coordinate, below the root)
+    observer: ObserverConfig  # external torques and payload identification (external.py)
 
 
 def _per_entry(values, n, name, what):
@@ -85,7 +87,7 @@ def build_config(params, description, load_cache):
     root = model.root_joint
     unmeasured = [j for j in model.joints if j.kind in ASSUMED and j is not root]
     return Config(model, joints, out_v, kp, kd, bool(kp.any() or kd.any()), params["feedforward.evaluate_at"],
-                  unmeasured)
+                  unmeasured, observer_config(params, model, joints, out_v))
 
 
 def unmeasured_notice(config):
