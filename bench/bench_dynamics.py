@@ -15,12 +15,10 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy: OpenBLAS threads fight
 
 import logging
 import re
-import statistics
 import subprocess
 import sys
 import sysconfig
 import tempfile
-import time
 
 import numba
 import numpy as np
@@ -28,6 +26,7 @@ import pinocchio as pin
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
+from timing import median_time
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 CASES = [  # name, urdf, floating base, frame
@@ -40,19 +39,6 @@ SAME_MODEL = ("panda, mimic removed", CASES[0][1], False, "panda_hand", ("aba",)
 BATCHES = (100, 10000)
 REPEATS = {1: 9, 100: 21, 10000: 9}
 SINGLE_LOOP = 1000  # calls per timed repeat for N = 1
-
-
-def median_time(fn, repeats, calls=1):
-    """Median over `repeats` of the seconds per call of fn(), after three warm-up calls."""
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        times.append((time.perf_counter() - t) / calls)
-    return statistics.median(times)
 
 
 def states(nq, nv, floating, n, rng):

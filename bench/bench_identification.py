@@ -40,6 +40,7 @@ import pinocchio as pin
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
+from timing import median_time
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 PANDA = f"{ROBOTS}/panda_description/urdf/panda.urdf"
@@ -52,19 +53,6 @@ CASES = [  # name, urdf, floating base, drop the mimic tags, frame
 BATCHES = (100, 10000)
 REPEATS = {1: 9, 100: 21, 10000: 5}
 SINGLE_LOOP = 1000
-
-
-def median_time(fn, repeats, calls=1):
-    """Median over `repeats` of the seconds per call of fn(), after three warm-up calls."""
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        times.append((time.perf_counter() - t) / calls)
-    return statistics.median(times)
 
 
 def paired_times(fns, repeats, calls=1):

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 import pytest
-from rosnode import Client, NodeProcess, rclpy, stamp_ns, stop_all
+from rosnode import NodeProcess, rclpy, stamp_ns
 
 from geometry_msgs.msg import PoseStamped  # noqa: E402
 from robot_dynamics import dynamics as rd  # noqa: E402
@@ -17,16 +17,6 @@ from sensor_msgs.msg import JointState  # noqa: E402
 pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
 
 BIPED = bundled_urdf("floating_base_biped")
-
-
-@pytest.fixture(scope="module")
-def client():
-    rclpy.init()
-    c = Client()
-    yield c
-    c.close()
-    stop_all()
-    rclpy.shutdown()
 
 
 @pytest.fixture(scope="module")

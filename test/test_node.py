@@ -5,7 +5,7 @@ import signal
 
 import numpy as np
 import pytest
-from rosnode import Client, NodeProcess, rclpy, stamp_ns, stop_all
+from rosnode import NodeProcess, rclpy, stamp_ns
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from robot_dynamics import dynamics as rd  # noqa: E402
@@ -23,16 +23,6 @@ pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros'
 PUMA = bundled_urdf("puma560")
 CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config", "dynamics.yaml")
 TOL = 1e-9
-
-
-@pytest.fixture(scope="module")
-def client():
-    rclpy.init()
-    c = Client()
-    yield c
-    c.close()
-    stop_all()
-    rclpy.shutdown()
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rosnode import Client, NodeProcess, rclpy, stamp_ns, stop_all
+from rosnode import NodeProcess, rclpy, stamp_ns
 
 from geometry_msgs.msg import PoseStamped  # noqa: E402
 from robot_dynamics import dynamics as rd  # noqa: E402
@@ -101,16 +101,6 @@ def numbers(response):
             a, b = (m.linear, m.angular) if hasattr(m, "linear") else (m.force, m.torque)
             out += [a.x, a.y, a.z, b.x, b.y, b.z]
     return out
-
-
-@pytest.fixture(scope="module")
-def client():
-    rclpy.init()
-    c = Client()
-    yield c
-    c.close()
-    stop_all()
-    rclpy.shutdown()
 
 
 @pytest.fixture(scope="module")

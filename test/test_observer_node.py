@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from rosnode import Client, NodeProcess, rclpy, stamp_ns, stop_all
+from rosnode import NodeProcess, rclpy, stamp_ns
 
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from robot_dynamics import dynamics as rd  # noqa: E402
@@ -33,16 +33,6 @@ PAYLOAD = ("tool0", 1.5, [0.02, 0.01, 0.05], [0.003, 0.004, 0.002, 0.0002, 0.0, 
 PUSH = np.array([0.0, 15.0, -10.0, 0.0, 0.0, 0.0])     # on tool0, world axes, from PUSH_AT
 PUSH_AT = 0.15      # s into the sequence
 GAIN, THRESHOLD = 40.0, 1.5
-
-
-@pytest.fixture(scope="module")
-def client():
-    rclpy.init()
-    c = Client()
-    yield c
-    c.close()
-    stop_all()
-    rclpy.shutdown()
 
 
 @pytest.fixture(scope="module")

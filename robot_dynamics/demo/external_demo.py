@@ -34,7 +34,7 @@ from ..urdf import load_urdf
 from .closed_loop_demo import (BANDWIDTH, GOAL_POSE, MOVE_TIME, SETTLE_TIME, START_POSE, URDF, Run, quintic,
                                record)
 
-#: the issue's targets, checked by make test on shortened runs (test/test_demo.py)
+#: the targets of scenarios 3 and 4, checked by make test on shortened runs (test/test_demo.py)
 TARGETS = dict(mass=0.02, com=0.005, drift_ratio=10.0, latency=0.020, wrench=0.05)
 from .mujoco_model import Payload
 
