@@ -13,6 +13,11 @@ Topics (relative, so `namespace` and remapping work):
 Services ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_joint_torques.
 Every parameter is documented in config/dynamics.yaml and checked by parameters.py.
 
+Contacts (contacts.py): with contacts.frames set on a floating-base model, gravity and feedforward
+torques are contact-consistent (the base's weight shared among the contacts), and
+  out ~/contact_forces        robot_dynamics_interfaces/ContactForces, the forces of ~/gravity_torques
+  srv ~/constrained_forward_dynamics  any contacts and loops (empty: the node's contacts).
+
 joint_states is taken by a second, bare node `<name>_joint_states` on its own executor and thread:
 rclpy's executor rebuilds its wait set in Python on every wake-up, which with this node's services,
 parameters and timer was ~70 % of its CPU at 1 kHz.
@@ -39,6 +44,7 @@ from robot_dynamics_interfaces import srv
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
+from robot_dynamics_interfaces.msg import ContactForces, LinkWrench     # contacts
 
 from .. import dynamics as rd
 from ..control import computed_torque
@@ -47,6 +53,7 @@ from .config import build_config, unmeasured_notice
 from .messages import RequestState, check_response_finite, error_text
 from .parameters import PARAMETERS, ParameterError, StartupError, check_parameter, check_parameters, shown
 from .state import MeasuredState
+from . import contacts
 
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -111,6 +118,7 @@ class DynamicsNode(Node):
         self.create_subscription(PoseStamped, "~/base_pose", self.on_base_pose, qos_profile_sensor_data)
         for name, kind, handler in SERVICES:
             self.create_service(kind, f"~/{name}", self._guarded(handler))
+        self._init_contacts(publish)
 
         if config is not None:
             self._apply(config)
@@ -246,7 +254,10 @@ class DynamicsNode(Node):
         if not state.complete:
             return self._throttled("waiting", f"waiting for joint_states of {state.missing}; publishing nothing", 5.0)
         stamp = msg.header.stamp
-        warning = self._publish(self.gravity_out, rd.gravity_torques(config.model, state.q), stamp, "gravity")
+        if config.contacts is None:
+            warning = self._publish(self.gravity_out, rd.gravity_torques(config.model, state.q), stamp, "gravity")
+        else:
+            warning = self._publish_contact_gravity(config, state.q, stamp)
         if self._reference is not None:
             warning = self._publish_feedforward(stamp) or warning
         diagnostics.record(self._stats, time.perf_counter() - t0)
@@ -301,6 +312,55 @@ class DynamicsNode(Node):
                 warning = self._reject(f"base_pose rejected: {exc}")
         self._warn(warning)
 
+    # --- contacts (contacts.py): contact-consistent gravity and feedforward, ~/contact_forces, ---------
+    # --- ~/constrained_forward_dynamics ----------------------------------------------------------------
+    def _init_contacts(self, publish):
+        self.contact_forces_out = (publish(ContactForces, "~/contact_forces"), ContactForces())
+        self._contact_forces_frames = None      # the contacts the message's wrenches were made for
+
+        def constrained_forward_dynamics(model, request, response):     # run by _guarded, lock held
+            contacts.constrained_forward_dynamics(model, request, response, self.config.contacts, LinkWrench)
+        self.create_service(srv.ConstrainedForwardDynamics, "~/constrained_forward_dynamics",
+                            self._guarded(constrained_forward_dynamics))
+
+    def _publish_contact_gravity(self, config, q, stamp):
+        """Contact-consistent gravity torques (and their contact forces to ~/contact_forces) for the
+        measured state (lock held); nothing is published where the contacts cannot hold the base or
+        a number is not finite: the warning to log is returned."""
+        try:
+            tau, forces = contacts.gravity(config.model, q, config.contacts)
+        except ValueError as exc:       # ConstraintError, or values too large
+            return self._reject(f"contact-consistent gravity torques not published: {error_text(exc)}")
+        if not contacts.all_finite(forces):
+            return self._reject("contact forces not finite for this state (values too large): not published")
+        warning = self._publish(self.gravity_out, tau, stamp, "gravity")
+        if warning is None:
+            self._publish_contact_forces(config.contacts, forces, stamp)
+        return warning
+
+    def _publish_contact_forces(self, config_contacts, forces, stamp):
+        pub, msg = self.contact_forces_out
+        if not pub.get_subscription_count():
+            return
+        if self._contact_forces_frames is not config_contacts:     # a new configuration: new wrenches
+            msg.wrenches = [LinkWrench() for _ in config_contacts.frames]
+            self._contact_forces_frames = config_contacts
+        msg.header.stamp = stamp
+        contacts.fill_wrenches(msg.wrenches, config_contacts.frames, config_contacts.sizes, forces)
+        pub.publish(msg)
+
+    def _publish_contact_feedforward(self, config, state, feedback, stamp):
+        """The contact-consistent computed torque for the reference (contacts.feedforward)."""
+        q_d, v_d, a_d = self._reference
+        zero = np.zeros(config.model.nv)
+        try:
+            tau, _ = contacts.feedforward(config.model, config.contacts, state.q, state.v, q_d, v_d, a_d,
+                                          config.kp if feedback else zero, config.kd if feedback else zero,
+                                          config.evaluate_at)
+        except ValueError as exc:
+            return self._reject(f"contact-consistent feedforward torques not published: {error_text(exc)}")
+        return self._publish(self.feedforward_out, tau, stamp, "feedforward")
+
     # --- reference -> computed-torque feedforward -----------------------------------------------------
     def on_reference(self, msg):
         with self._lock:
@@ -337,6 +397,8 @@ class DynamicsNode(Node):
         config, state = self.config, self._state
         q_d, v_d, a_d = self._reference
         feedback = state.complete and config.feedback
+        if config.contacts is not None:
+            return self._publish_contact_feedforward(config, state, feedback, stamp)
         tau = computed_torque(config.model, state.q, state.v, q_d, v_d, a_d, config.kp if feedback else 0.0,
                               config.kd if feedback else 0.0, config.evaluate_at)
         return self._publish(self.feedforward_out, tau, stamp, "feedforward")
