@@ -39,6 +39,7 @@ demo: $(AMENT)   # the node in closed loop with a simulated arm (MuJoCo); table 
 bench: $(AMENT)
 	$(PY) bench/bench_dynamics.py
 	$(PY) bench/bench_identification.py
+	$(PY) bench/bench_derivatives.py
 	$(PY) bench/bench_node.py
 	$(if $(SOAK),$(PY) bench/bench_node.py --soak $(SOAK))
 

@@ -1,7 +1,15 @@
-"""Benchmark the ROS 2 node: joint_states -> gravity_torques latency and drops, service round trips.
+"""Benchmark the ROS 2 node: joint_states -> gravity_torques latency and drops, service round trips,
+and the momentum observer's cost.
 
     .venv/bin/python bench/bench_node.py [--duration 10] [--calls 1000]
     .venv/bin/python bench/bench_node.py --soak 600     # only the soak: panda at 1 kHz for 600 s
+    .venv/bin/python bench/bench_node.py --observer 3   # only the observer comparison, repeated 3 times
+
+The observer comparison (also at the end of the default run, once): panda at 1 kHz with joint_states
+that carry efforts, the echo floor on the same messages, the node with `observer.enabled: false`
+(latency on ~/gravity_torques) and with the observer on (contact thresholds, the wrench at
+panda_link8, all three outputs subscribed; latency on ~/external_torques, published after the
+gravity torques in the same callback). The node callback is the node's own /diagnostics figure.
 
 Processes: this bench (one rclpy node holding the joint_states publisher, the output subscriber
 and the service client, on one thread) and, in a separate process over real DDS, either
@@ -58,6 +66,8 @@ from rclpy.serialization import serialize_message  # noqa: E402
 from rclpy.signals import SignalHandlerOptions  # noqa: E402
 from robot_dynamics_interfaces import srv  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from robot_dynamics_interfaces.msg import Contact  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
@@ -176,14 +186,19 @@ class Bench:
 
     def _on_diagnostics(self, msg):
         for status in msg.status:
-            if status.name.startswith("robot_dynamics"):
+            if status.name == "robot_dynamics: dynamics":
                 self.diagnostics.append((time.perf_counter(), {kv.key: kv.value for kv in status.values}))
 
-    def listen(self, topic):
+    def listen(self, topic, also=()):
+        """Time the outputs on `topic`; `also`: (type, topic) subscribed too, never taken (so that the
+        node publishes them)."""
         if self.sub is not None:
             self.node.destroy_subscription(self.sub)
+        for extra in getattr(self, "extra", []):
+            self.node.destroy_subscription(extra)
         self.received = {}
         self.sub = self.node.create_subscription(JointState, topic, self._on_output, OUTPUT_QOS, raw=True)
+        self.extra = [self.node.create_subscription(kind, name, lambda _: None, 10, raw=True) for kind, name in also]
 
     def _on_output(self, data):
         """Raw CDR: 4-byte encapsulation header, then header.stamp (int32 sec, uint32 nanosec)."""
@@ -297,8 +312,9 @@ class Bench:
                     **cpu_percent(cpu, cpu_snapshot(pid)))
 
 
-def joint_state_messages(names, n=16, seed=0):
-    """n serialized messages with the given names and random positions and velocities (cycled)."""
+def joint_state_messages(names, n=16, seed=0, efforts=False):
+    """n serialized messages with the given names and random positions and velocities (and efforts)
+    (cycled)."""
     rng = np.random.default_rng(seed)
     msgs = []
     for _ in range(n):
@@ -306,6 +322,8 @@ def joint_state_messages(names, n=16, seed=0):
         m.name = list(names)
         m.position = array.array("d", rng.uniform(-1.0, 1.0, len(names)).tobytes())
         m.velocity = array.array("d", rng.uniform(-1.0, 1.0, len(names)).tobytes())
+        if efforts:
+            m.effort = array.array("d", rng.uniform(-5.0, 5.0, len(names)).tobytes())
         msgs.append(serialized(m))
     return msgs
 
@@ -455,6 +473,80 @@ def soak(seconds):
     return 0
 
 
+def observer_comparison(bench, ns, duration, warmup, repeats):
+    """Rows (label, repeat, stats) of the echo floor, the node with the observer off and on, panda at
+    1 kHz on the same joint_states with efforts, `repeats` times in turn."""
+    from robot_dynamics import load_urdf
+    names = load_urdf(PANDA).joint_names
+    msgs = joint_state_messages(names, efforts=True)
+    node = [sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-r", f"__ns:={ns}", "-p", f"urdf_file:={PANDA}"]
+    observed = ((WrenchStamped, "robot_dynamics/external_wrench"), (Contact, "robot_dynamics/contact"))
+    cases = [("rclpy echo (floor), efforts", [sys.executable, os.path.abspath(__file__), "--echo", ns], "echo/out", ()),
+             ("panda, observer off", node + ["-p", "observer.enabled:=false"], "robot_dynamics/gravity_torques", ()),
+             ("panda, observer on", node + ["-p", "observer.contact_threshold:=[5.0]", "-p",
+                                            "observer.wrench_frame:=panda_link8"],
+              "robot_dynamics/external_torques", observed)]
+    rows = []
+    for k in range(repeats):
+        for label, cmd, topic, also in cases:
+            proc = start(cmd, "observer")
+            try:
+                bench.listen(topic, also)
+                bench.connect(proc, msgs[0])
+                print(f"{label} (repeat {k + 1}): streaming at 1000 Hz for {duration:g} s ...", flush=True)
+                r = bench.stream(msgs, 1000, duration, warmup, proc.pid)
+                if proc.poll() is not None:
+                    raise RuntimeError(f"{label} exited with {proc.returncode}:\n{log_tail(proc)}")
+                rows.append((label, k + 1, r))
+            finally:
+                stop(proc)
+    return rows
+
+
+def print_observer_rows(rows, duration):
+    print(f"\n### The momentum observer: panda (8 joints) at 1 kHz, joint_states with efforts ({duration:g} s "
+          "measured per row)\n")
+    print("| node | repeat | sent | dropped | p50 ms | p99 ms | max ms | p50 / p99 over the floor ms "
+          "| node callback mean / max us | CPU % node / bench / other |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    floors = {k: r for label, k, r in rows if label.startswith("rclpy echo")}
+    for label, k, r in rows:
+        floor = floors[k]
+        over = "-" if r is floor else f"{r['p50'] - floor['p50']:+.3f} / {r['p99'] - floor['p99']:+.3f}"
+        print(f"| {label} | {k} | {r['sent']} | {r['dropped']} | {fmt_ms(r['p50'])} | {fmt_ms(r['p99'])} | "
+              f"{fmt_ms(r['max'])} | {over} | "
+              + ("-" if np.isnan(r["cb_mean_us"]) else f"{r['cb_mean_us']:.0f} / {r['cb_max_us']:.0f}")
+              + f" | {r['child_cpu']:.0f} / {r['bench_cpu']:.0f} / {r['other_cpu']:.0f} |")
+    means = {label: np.mean([r["cb_mean_us"] for lab, _, r in rows if lab == label])
+             for label in ("panda, observer off", "panda, observer on")}
+    print(f"\nNode callback mean over the repeats: observer off {means['panda, observer off']:.1f} us, on "
+          f"{means['panda, observer on']:.1f} us ({means['panda, observer on'] - means['panda, observer off']:+.1f} us: "
+          "the observer's update, the contact check, the wrench and three more publishes).")
+    busy = [f"{label} #{k}" for label, k, r in rows if r["other_cpu"] > BUSY_OTHER_CPU or r["send_rate"] < 990]
+    if busy:
+        print(f"**The machine was busy** (other processes > {BUSY_OTHER_CPU} % of a core, or the bench's sends fell "
+              f"behind) during: {', '.join(busy)}.")
+
+
+def observer_only(duration, warmup, repeats):
+    ns = f"/bench_{os.getpid()}"
+    print(f"# robot_dynamics node: the momentum observer's cost\n\n{machine_facts()}")
+    print(scheduling_jitter())
+    print(f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}, namespace {ns}, load average at start "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\n", flush=True)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    bench = Bench(ns)
+    try:
+        rows = observer_comparison(bench, ns, duration, warmup, repeats)
+    finally:
+        bench.node.destroy_node()
+        rclpy.try_shutdown()
+        stop_all()
+    print(f"\nload average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print_observer_rows(rows, duration)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=10.0, help="measured seconds per stream (default 10)")
@@ -464,12 +556,16 @@ def main():
                     help="rates tried for talos, highest first, until one has no drops")
     ap.add_argument("--soak", type=float, metavar="SECONDS",
                     help="instead: stream to the node (panda) at 1 kHz for SECONDS, in one-minute windows")
+    ap.add_argument("--observer", type=int, metavar="REPEATS",
+                    help="instead: only the observer comparison (floor, observer off, on), REPEATS times")
     ap.add_argument("--echo", metavar="NS", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.echo:
         return echo_main(args.echo)
     if args.soak:
         return soak(args.soak)
+    if args.observer:
+        return observer_only(args.duration, args.warmup, args.observer)
 
     from robot_dynamics import load_urdf
     import logging
@@ -488,7 +584,7 @@ def main():
     # Ctrl-C / SIGTERM: plain Python exceptions, so the finally blocks stop the children
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     bench = Bench(ns)
-    streams, services, talos_rates = [], [], []
+    streams, services, talos_rates, observer_rows = [], [], [], []
     try:
         # floor: bare rclpy echo, panda-sized message
         proc = start([sys.executable, os.path.abspath(__file__), "--echo", ns], "echo")
@@ -531,6 +627,7 @@ def main():
                 bench.node.destroy_client(client)
             finally:
                 stop(proc)
+        observer_rows = observer_comparison(bench, ns, args.duration, args.warmup, 1)
     finally:
         bench.node.destroy_node()
         rclpy.try_shutdown()
@@ -567,6 +664,8 @@ def main():
     if busy:
         print(f"\n**The machine was busy** (other processes > {BUSY_OTHER_CPU} % of a core, or the bench's own "
               f"sends fell behind: a stall) during: {', '.join(busy)}.  Repeat the run before quoting these numbers.")
+
+    print_observer_rows(observer_rows, args.duration)
 
     print("\n### targets\n")
     arm = streams[1][2]

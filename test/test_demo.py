@@ -63,6 +63,35 @@ def test_gravity_compensation_holds_the_arm_that_otherwise_falls(ros, spawned):
     assert ours == ["robot_dynamics.demo.sim_arm", "robot_dynamics.ros", "robot_dynamics.demo.sim_arm"], ours
 
 
+def test_an_unknown_payload_is_identified_and_the_hold_then_drifts_ten_times_less(ros, spawned):
+    """Scenario 3 shortened: 1 s holds, 2 s of wrist moves (make demo: 3 s and 3.75 s)."""
+    from robot_dynamics.demo import external_demo as demo  # imports rclpy
+
+    scenario = demo.payload_scenario(hold_time=1.0, segment=0.5)
+    f = demo.payload_figures(scenario)
+    targets = demo.TARGETS
+    assert scenario.identify.identified.applied and scenario.identify.identified.method == "momentum"
+    assert abs(f["mass_error"]) < targets["mass"], f["mass"]
+    assert f["com_error"] < targets["com"], f["com"]
+    assert f["ratio"] >= targets["drift_ratio"], (f["before"], f["after"])
+    assert scenario.identify.payload["payload.mass"] == f["mass"]       # the node applied it
+    assert np.allclose(scenario.identify.payload["payload.com"], f["com"])
+
+
+def test_a_push_is_flagged_at_once_and_its_force_estimated_and_never_flagged_without_it(ros, spawned):
+    """Scenario 4 shortened: the first second of the move, a push from 0.3 s for 0.5 s (make demo:
+    the whole 2.5 s, a push of 1 s)."""
+    from robot_dynamics.demo import external_demo as demo  # imports rclpy
+
+    scenario = demo.push_scenario(run_time=1.0, start=0.3, duration=0.5)
+    f = demo.push_figures(scenario)
+    assert f["early_flags"] == 0 and 0 <= f["latency"] <= demo.TARGETS["latency"], f
+    assert f["error_max"] <= demo.TARGETS["wrench"], f["error_max"]
+    # every state the loop answered had its observer outputs first (all but the run's last state)
+    assert f["free_flags"] == 0 and f["free_samples"] >= len(scenario.free.t) - 1, f
+    assert f["free_r"].max() < demo.CONTACT_THRESHOLD / 3, f["free_r"]
+
+
 def children_of(pid):
     """Live child processes of pid (Linux /proc)."""
     children = []

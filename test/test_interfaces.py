@@ -102,6 +102,38 @@ EXPECTED = {
         'jacobian_rows': 'uint32',
         'jacobian_cols': 'uint32',
     },
+    'IdentifyPayload.Request': {
+        'duration': 'double',
+        'method': 'string',
+        'link': 'string',
+        'apply': 'boolean',
+        'point_mass': 'boolean',
+    },
+    'IdentifyPayload.Response': {
+        'success': 'boolean',
+        'message': 'string',
+        'link': 'string',
+        'method': 'string',
+        'samples': 'uint32',
+        'mass': 'double',
+        'com': 'double[3]',
+        'inertia': 'double[6]',
+        'mass_identified': 'boolean',
+        'com_identified': 'boolean',
+        'inertia_identified': 'boolean',
+        'physical': 'boolean',
+        'residual': 'double',
+        'condition_number': 'double',
+        'mass_std': 'double',
+        'com_std': 'double[3]',
+        'inertia_std': 'double[6]',
+        'applied': 'boolean',
+    },
+    'Contact': {
+        'header': 'std_msgs/Header',
+        'contact': 'boolean',
+        'joint_names': STR_SEQ,
+    },
 }
 
 
@@ -121,7 +153,7 @@ def test_fields_and_types(name):
 
 
 def test_services_have_type_support_and_names():
-    for name in ('InverseDynamics', 'ForwardDynamics', 'HybridDynamics', 'WrenchToJointTorques'):
+    for name in ('InverseDynamics', 'ForwardDynamics', 'HybridDynamics', 'WrenchToJointTorques', 'IdentifyPayload'):
         service = getattr(srv, name)
         assert service.Request.__name__ == f'{name}_Request'
         assert service.Response.__name__ == f'{name}_Response'
@@ -129,8 +161,9 @@ def test_services_have_type_support_and_names():
         for cls in (service, service.Request, service.Response):
             type(cls).__import_type_support__()
             assert cls._TYPE_SUPPORT is not None
-    type(msg.LinkWrench).__import_type_support__()
-    assert msg.LinkWrench._TYPE_SUPPORT is not None
+    for cls in (msg.LinkWrench, msg.Contact):
+        type(cls).__import_type_support__()
+        assert cls._TYPE_SUPPORT is not None
 
 
 def test_package_manifest():

@@ -134,7 +134,7 @@ def test_bad_joint_states_are_rejected_and_the_node_goes_on(client, puma, model)
 def test_diagnostics_report_the_node(client, puma, model):
     diagnostics = client.listen(DiagnosticArray, "/diagnostics")
     client.joint_state(puma.joint_states, model.joint_names, [0.0] * 6, (), 6000)
-    mine = lambda: [s for m in diagnostics for s in m.status if s.name.startswith(puma.name + ":")]  # noqa: E731
+    mine = lambda: [s for m in diagnostics for s in m.status if s.name == f"{puma.name}: dynamics"]  # noqa: E731
     status = client.wait_for(mine, timeout=5.0, what="a /diagnostics status of the node")[-1]
     values = {kv.key: kv.value for kv in status.values}
     assert values["model"] == "puma560"

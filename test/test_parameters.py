@@ -50,6 +50,15 @@ BAD = {
     "tip_link": [("nope", "unknown link")],
     "urdf_file": [("/nonexistent/arm.urdf", "no such file"), (5, "wrong type")],
     "robot_description": [("<robot name='x'><link name='a'/>", "not XML"), (3, "wrong type")],
+    "observer.enabled": [(1, "wrong type")],
+    "observer.gain": [(0.0, "zero"), ([-1.0], "negative"), (NAN, "NaN"), ([1.0, 2.0], "wrong length"),
+                      ("x", "wrong type")],
+    "observer.contact_threshold": [(-0.5, "negative"), (INF, "inf"), ([1.0] * 4, "wrong length")],
+    "observer.wrench_frame": [("camera", "unknown frame"), ("base_link", "fixed to the world"), (3, "wrong type")],
+    "observer.wrench_components": [("moment", "unknown choice")],
+    "observer.max_interval": [(0.0, "zero"), (NAN, "NaN"), (60.0, "out of range")],
+    "identification.window": [(0.0, "zero"), (2.0, "out of range")],
+    "identification.still_velocity": [(-0.01, "negative"), ("fast", "wrong type")],
 }
 BAD_AT_STARTUP_ONLY = {
     "diagnostics_period": [(0.0, "out of range"), (NAN, "NaN"), ("x", "wrong type")],

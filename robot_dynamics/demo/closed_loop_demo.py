@@ -7,6 +7,7 @@ Scenario 2, computed-torque tracking: a quintic point-to-point move (Lynch and P
 to the node's ~/reference at every control step; this process adds a PD on the tracking error to the
 node's feedforward (a joint trajectory controller with effort feedforward), and then runs the PD
 alone with the same gains.
+Scenarios 3 (an unknown payload identified) and 4 (a push detected and measured): external_demo.py.
 
 Every run starts fresh processes with this Python, the setup of launch/demo.launch.py: sim_arm
 (in lockstep: each physics step waits for the command answering the state before it) and, where
@@ -21,19 +22,25 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 import rclpy
 from matplotlib.figure import Figure
+from geometry_msgs.msg import WrenchStamped
+from rcl_interfaces.srv import GetParameters
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import parameter_value_to_python
 from rclpy.signals import SignalHandlerOptions
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from robot_dynamics_interfaces.msg import Contact
+from robot_dynamics_interfaces.srv import IdentifyPayload
 
 from .. import dynamics as rd
 from ..resources import bundled_urdf
@@ -75,11 +82,17 @@ def move(t):
 @dataclass
 class Run:
     """One closed-loop run. `command` says who sends the efforts: "node" (the node's
-    ~/gravity_commands, remapped onto the controller), "zero", "feedforward+pd" or "pd"."""
+    ~/gravity_commands, remapped onto the controller), "zero", "feedforward+pd", "gravity+pd" (the
+    node's gravity torques for the measured state plus the PD) or "pd"."""
     name: str
     command: str
     duration: float                      # s of sim time
     desired: Callable[[float], tuple]    # t -> desired positions, velocities, accelerations
+    sim: dict = field(default_factory=dict)     # more sim_arm parameters (payload, wrench, noise, armature)
+    node: dict = field(default_factory=dict)    # more robot_dynamics node parameters
+    gains: tuple = None                  # (kp, kd) for this run instead of record()'s
+    observe: bool = False                # record ~/external_torques, ~/external_wrench and ~/contact
+    identify: dict = None                # IdentifyPayload request fields, sent when the node is up
 
 
 def scenario_runs(hold_time=HOLD_TIME):
@@ -102,6 +115,9 @@ class Recording:
     q: np.ndarray        # positions [rad]
     effort: np.ndarray   # efforts applied by the sim [N m]
     real_time_factor: float
+    external: dict = None      # observe: topic -> (stamps [s], values) of the node's observer outputs
+    identified: object = None  # identify: the IdentifyPayload response
+    payload: dict = None       # identify: the node's payload.* parameters after it answered
 
     @property
     def error(self):
@@ -121,12 +137,16 @@ class EffortController(Node):
     sent to ~/reference is the desired state at the middle of the step (the best constant torque
     over it), and the node's reply on ~/feedforward_torques (the stamped twin of
     ~/feedforward_commands) carries the reference's stamp, which tells it apart from the node's
-    replies to joint_states (stamped at whole steps)."""
+    replies to joint_states (stamped at whole steps). With run.observe, an answer also waits for
+    the node's three observer outputs for the state (stamped with it): every one is recorded, and
+    until the node has discovered this process's subscriptions, the arm waits (sim_arm publishes
+    an unanswered state again)."""
 
     def __init__(self, run, joints, kp, kd):
         super().__init__("closed_loop_demo")
         self.run, self.joints, self.kp, self.kd = run, joints, kp, kd
-        self.samples, self.pending = [], None   # pending: (reference stamp [ns], PD efforts)
+        self.samples, self.pending = [], None   # pending: (reference stamp [ns], PD efforts, state stamp [ns])
+        self.feedforward = None                 # the node's answer to the pending reference
         self.create_subscription(JointState, "joint_states", self.on_joint_states, 1)
         if run.command != "node":
             self.command_pub = self.create_publisher(Float64MultiArray, f"/{CONTROLLER}/commands", 10)
@@ -134,6 +154,19 @@ class EffortController(Node):
             self.reference_pub = self.create_publisher(JointTrajectory, "/robot_dynamics/reference", 10)
             self.create_subscription(JointState, "/robot_dynamics/feedforward_torques",
                                      self.on_feedforward, 10)
+        if run.command == "gravity+pd":
+            self.create_subscription(JointState, "/robot_dynamics/gravity_torques", self.on_feedforward, 10)
+        self.external, self.answered = {}, {}     # observer outputs: topic -> [(t, value)], {stamp ns}
+        if run.observe:
+            for kind, topic, value in ((JointState, "external_torques", lambda m: list(m.effort)),
+                                       (WrenchStamped, "external_wrench", wrench_values),
+                                       (Contact, "contact", lambda m: m.contact)):
+                self.external[topic], self.answered[topic] = [], set()
+                self.create_subscription(kind, f"/robot_dynamics/{topic}",
+                                         lambda m, k=topic, f=value: self.on_external(k, m, f(m)), 1000)
+        self.identify_client = self.create_client(IdentifyPayload, "/robot_dynamics/identify_payload") \
+            if run.identify else None
+        self.identify_future = None
 
     @property
     def sim_time(self):
@@ -156,42 +189,80 @@ class EffortController(Node):
         pd = self.kp * (q_d - q) + self.kd * (qd_d - qd)
         if self.run.command == "pd":
             return self.send(pd)
+        if self.run.command == "gravity+pd":    # the node answers this state with its gravity torques
+            self.pending = (nanoseconds(msg.header.stamp), pd, nanoseconds(msg.header.stamp))
+            return
         stamp = nanoseconds(msg.header.stamp) + STEP_NS // 2
         q_mid, qd_mid, qdd_mid = self.run.desired(stamp * 1e-9)
         reference = JointTrajectory(joint_names=self.joints, points=[JointTrajectoryPoint(
             positions=q_mid.tolist(), velocities=qd_mid.tolist(), accelerations=qdd_mid.tolist())])
         reference.header.stamp = Time(nanoseconds=stamp).to_msg()
-        self.pending = (stamp, pd)
+        self.pending = (stamp, pd, nanoseconds(msg.header.stamp))
         self.reference_pub.publish(reference)
 
     def on_feedforward(self, msg):
         if self.pending and nanoseconds(msg.header.stamp) == self.pending[0]:
-            self.send(self.ordered(msg, "effort") + self.pending[1])
-            self.pending = None
+            self.feedforward = self.ordered(msg, "effort")
+            self.try_send()
+
+    def on_external(self, topic, msg, value):
+        stamp = nanoseconds(msg.header.stamp)
+        if stamp not in self.answered[topic]:
+            self.answered[topic].add(stamp)
+            self.external[topic].append((stamp * 1e-9, value))
+        self.try_send()
+
+    def try_send(self):
+        """Answer the pending state once the node's feedforward (and, with observe, its observer
+        outputs for the state) came."""
+        if self.pending is None or self.feedforward is None:
+            return
+        state = self.pending[-1]
+        if all(state in stamps for stamps in self.answered.values()):
+            self.send(self.feedforward + self.pending[1])
+            self.pending = self.feedforward = None
 
     def send(self, effort):
         self.command_pub.publish(Float64MultiArray(data=effort.tolist()))
+
+
+def wrench_values(msg):
+    w = msg.wrench
+    return [w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z]
 
 
 def yaml_list(values):
     return "[" + ", ".join(repr(v) for v in values) + "]"
 
 
-def sim_command(joints):
+def yaml_value(value):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return yaml_list(map(float, value))
+    return repr(value)
+
+
+def ros_parameters(parameters):
+    return [argument for name, value in parameters.items() for argument in ("-p", f"{name}:={yaml_value(value)}")]
+
+
+def sim_command(joints, extra=None):
     parameters = {"urdf_file": URDF, "controller": CONTROLLER, "joints": yaml_list(joints),
                   "initial_positions": yaml_list(map(float, START_POSE)), "rate": 1e9 / STEP_NS,
-                  "lockstep": "true"}
-    return [sys.executable, "-m", "robot_dynamics.demo.sim_arm", "--ros-args"] + [
-        argument for name, value in parameters.items() for argument in ("-p", f"{name}:={value}")]
+                  "lockstep": "true", **(extra or {})}
+    return [sys.executable, "-m", "robot_dynamics.demo.sim_arm", "--ros-args"] + ros_parameters(parameters)
 
 
 def node_command(run):
     """The robot_dynamics node, for the runs that use it (None for the others)."""
     command = [sys.executable, "-m", "robot_dynamics.ros", "--ros-args",
-               "-p", f"urdf_file:={URDF}", "-p", "use_sim_time:=true"]
+               "-p", f"urdf_file:={URDF}", "-p", "use_sim_time:=true"] + ros_parameters(run.node)
     if run.command == "node":
         return command + ["-r", f"~/gravity_commands:=/{CONTROLLER}/commands"]
-    return command if run.command == "feedforward+pd" else None
+    return command if run.command in ("feedforward+pd", "gravity+pd") else None
 
 
 @contextmanager
@@ -222,36 +293,72 @@ def check_alive(children):
 
 
 def record(run, model, kp, kd, show_progress=False):
-    """Run one scenario in closed loop until `run.duration` of sim time; return its Recording.
-    The arm starts paused; the node (if used) is started once this process hears the arm, so that
-    the recording starts with the loop."""
+    """Run one scenario in closed loop until `run.duration` of sim time (and, with run.identify,
+    until the node answered); return its Recording. The arm starts paused; the node (if used) is
+    started once this process hears the arm, so that the recording starts with the loop."""
     joints = list(model.joint_names)
+    kp, kd = run.gains or (kp, kd)
     controller = EffortController(run, joints, kp, kd)
     executor = SingleThreadedExecutor()
     executor.add_node(controller)
     progress = Progress(run, show_progress)
     node = node_command(run)
+    payload = None
     try:
         with ExitStack() as stack:
-            children = [stack.enter_context(running(sim_command(joints)))]
+            children = [stack.enter_context(running(sim_command(joints, run.sim)))]
             last_advance, last_time = time.monotonic(), 0.0
-            while controller.sim_time < run.duration:
+            while controller.sim_time < run.duration or not identified(controller):
                 executor.spin_once(timeout_sec=0.05)
                 check_alive(children)
                 if node and controller.samples and len(children) == 1:
                     children.append(stack.enter_context(running(node)))
+                if run.identify and controller.identify_future is None and len(children) == 2 \
+                        and controller.identify_client.service_is_ready():
+                    controller.identify_future = controller.identify_client.call_async(
+                        IdentifyPayload.Request(**run.identify))
                 if controller.sim_time > last_time:
                     last_advance, last_time = time.monotonic(), controller.sim_time
                 elif time.monotonic() - last_advance > STALL_TIMEOUT:
                     raise RuntimeError(f"{run.name}: sim time stuck at {last_time:.3f} s "
                                        f"for {STALL_TIMEOUT:g} s")
+                if controller.sim_time > run.duration + IDENTIFY_TIMEOUT:
+                    raise RuntimeError(f"{run.name}: no answer from ~/identify_payload {IDENTIFY_TIMEOUT:g} s of "
+                                       "sim time after the run")
                 progress.show(controller.sim_time)
+            if run.identify:
+                payload = node_parameters(controller, executor, PAYLOAD_PARAMETERS)
     finally:
         executor.shutdown()
         controller.destroy_node()
     progress.done(controller.sim_time)
     t, q, effort = (np.array(column) for column in zip(*controller.samples))
-    return Recording(run, joints, t, q, effort, progress.real_time_factor(controller.sim_time))
+    external = {topic: tuple(np.array(column) for column in zip(*values)) if values else (np.array([]), np.array([]))
+                for topic, values in controller.external.items()}
+    return Recording(run, joints, t, q, effort, progress.real_time_factor(controller.sim_time), external or None,
+                     controller.identify_future.result() if run.identify else None, payload)
+
+
+IDENTIFY_TIMEOUT = 30.0     # s of sim time past a run's end to wait for ~/identify_payload's answer
+PAYLOAD_PARAMETERS = ("payload.link", "payload.mass", "payload.com", "payload.inertia")
+
+
+def identified(controller):
+    """The run asks nothing of ~/identify_payload, or its answer came."""
+    return controller.identify_client is None or (controller.identify_future is not None
+                                                   and controller.identify_future.done())
+
+
+def node_parameters(controller, executor, names):
+    """The node's parameters `names` as {name: value}, from its get_parameters service."""
+    client = controller.create_client(GetParameters, "/robot_dynamics/get_parameters")
+    if not client.wait_for_service(timeout_sec=10.0):
+        raise RuntimeError("the node's get_parameters service did not come up")
+    future = client.call_async(GetParameters.Request(names=list(names)))
+    executor.spin_until_future_complete(future, timeout_sec=10.0)
+    if not future.done():
+        raise RuntimeError("no answer from the node's get_parameters")
+    return {name: parameter_value_to_python(value) for name, value in zip(names, future.result().values)}
 
 
 class Progress:
@@ -322,20 +429,29 @@ def main(argv=None):
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C: KeyboardInterrupt, children stopped
+    from . import external_demo
     model = load_urdf(URDF)
     kp, kd = pd_gains(model)
     try:
         print(f"closed loop: robot_dynamics node + sim_arm (MuJoCo, 1 kHz) on {URDF}")
         recordings = [record(run, model, kp, kd, show_progress=True) for run in scenario_runs()]
+        payload = external_demo.payload_scenario(show_progress=True)
+        push = external_demo.push_scenario(show_progress=True)
     except KeyboardInterrupt:
         print("\ninterrupted: every process stopped")
         return 130
     finally:
         rclpy.try_shutdown()
     print(table(recordings, kp, kd))
+    print()
+    print(external_demo.payload_table(payload))
+    print()
+    print(external_demo.push_table(push))
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     plot(recordings, args.output)
-    print(f"plot: {os.path.abspath(args.output)}")
+    external_output = external_demo.plot_path(args.output)
+    external_demo.plot(payload, push, external_output)
+    print(f"plots: {os.path.abspath(args.output)}, {os.path.abspath(external_output)}")
     return 0
 
 

@@ -1,8 +1,9 @@
 """Simulated arm, the Gazebo stand-in of the closed-loop demo: a URDF in MuJoCo, stepped in real time.
 
 Interface of a ros2_control arm with one effort controller:
-- publishes `joint_states` (sensor_msgs/JointState: positions, velocities and the applied efforts,
-  stamped with sim time) and `/clock` after every physics step;
+- publishes `joint_states` (sensor_msgs/JointState: positions, velocities and the efforts the
+  actuators applied over the step just taken (MuJoCo's qfrc_actuator, after clamping), optionally
+  with Gaussian noise; stamped with sim time) and `/clock` after every physics step;
 - takes efforts on `<controller>/commands` (std_msgs/Float64MultiArray in `joints` order), like
   effort_controllers/JointGroupEffortController; a command holds until the next one and is clamped
   at the URDF effort limits.
@@ -11,9 +12,20 @@ Parameters: `urdf_file` (path) or `robot_description` (URDF text); `controller` 
 `effort_controller`); `joints` (command and state order, default: every joint of the model);
 `rate` (physics steps per second, default 1000); `initial_positions`, `damping`, `friction` (one
 value per joint or one for all; default 0: no joint damping or dry friction unless set here);
+`armature` (rotor inertia Ir*gr^2 [kg m^2], one value per joint or one for all; default 0);
 `wait_for_command` (default true: stay paused, like a paused Gazebo, until the first command, so
 the arm does not move before the loop is closed); `lockstep` (default false: see below). Visual and
 collision geometry is dropped: the arm has no contacts.
+
+What the dynamics node does not know, from parameters:
+- `effort_noise` [N m, standard deviation] added to the published efforts (default 0), from a
+  generator seeded with `noise_seed` (default 0): the same noise every run;
+- a payload: `payload.mass` [kg] (default 0: none), `payload.com` [m] in the frame of
+  `payload.link` (default tool0), `payload.inertia` about its COM (ixx iyy izz ixy ixz iyz [kg m^2]),
+  a body added to the MuJoCo model of the URDF before compiling;
+- an external wrench: `wrench.force` [N] and `wrench.torque` [N m] (world axes) acting at the origin
+  of `wrench.link` (default: none) from sim time `wrench.start` [s] for `wrench.duration` [s]
+  (MuJoCo's xfrc_applied; a push on the tool).
 
 Sim time advances at most one step per wall-clock period; when the host cannot keep up, the
 real-time factor drops below 1 instead of steps being skipped. With `lockstep`, a step also waits
@@ -42,9 +54,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..model import per_joint
-from .mujoco_model import mujoco_arm
+from .mujoco_model import Payload, apply_wrench, clear_wrench, mujoco_arm
 from ..ros.main import JOIN_TIMEOUT, StopSignals
-from ..urdf import urdf_text
+from ..urdf import inertia_problem, urdf_text
 
 MAX_LAG = 0.05          # s behind the wall clock the stepping may catch up on; beyond, sim time slows down
 LOCKSTEP_RESEND = 0.1   # s without a command before the same state is published again (lockstep)
@@ -58,10 +70,16 @@ class SimArm(Node):
         self.declare_parameter("controller", "effort_controller")
         self.declare_parameter("joints", Parameter.Type.STRING_ARRAY)
         for name, default in (("rate", 1000.0), ("initial_positions", [0.0]), ("damping", [0.0]),
-                              ("friction", [0.0])):   # numbers: ints accepted too
+                              ("friction", [0.0]), ("armature", [0.0]), ("effort_noise", 0.0),
+                              ("payload.mass", 0.0), ("payload.com", [0.0] * 3), ("payload.inertia", [0.0] * 6),
+                              ("wrench.force", [0.0] * 3), ("wrench.torque", [0.0] * 3), ("wrench.start", 0.0),
+                              ("wrench.duration", 0.0)):   # numbers: ints accepted too
             self.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True))
         self.declare_parameter("wait_for_command", True)
         self.declare_parameter("lockstep", False)
+        self.declare_parameter("noise_seed", 0)
+        self.declare_parameter("payload.link", "tool0")
+        self.declare_parameter("wrench.link", "")
         param = lambda name: self.get_parameter(name).value  # noqa: E731
 
         urdf = param("robot_description") or (param("urdf_file") and urdf_text(param("urdf_file")))
@@ -72,8 +90,27 @@ class SimArm(Node):
         except ParameterUninitializedException:
             joints = None
         self.period_ns = round(1e9 / float(param("rate")))
+        payload = Payload(param("payload.link"), numbers(param, "payload.mass", 1)[0], numbers(param, "payload.com", 3),
+                          numbers(param, "payload.inertia", 6))
+        if payload.mass < 0:
+            raise ValueError(f"parameter payload.mass must be >= 0, got {payload.mass}")
+        ixx, iyy, izz, ixy, ixz, iyz = payload.inertia
+        problem = inertia_problem(payload.mass, np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
+        if problem:
+            raise ValueError(f"parameter payload.inertia: {problem}")
+        self.wrench = (numbers(param, "wrench.force", 3), numbers(param, "wrench.torque", 3))
+        start, duration = numbers(param, "wrench.start", 1)[0], numbers(param, "wrench.duration", 1)[0]
+        if duration < 0:
+            raise ValueError(f"parameter wrench.duration must be >= 0, got {duration}")
+        wrench_link = param("wrench.link")
+        self.wrench_steps = (round(start * 1e9 / self.period_ns), round((start + duration) * 1e9 / self.period_ns)) \
+            if wrench_link and duration > 0 else None
         self.model = mujoco_arm(urdf, joints, self.period_ns * 1e-9,
-                                param("damping"), param("friction"))
+                                param("damping"), param("friction"), param("armature"), payload, wrench_link or None)
+        self.noise = numbers(param, "effort_noise", 1)[0]
+        if self.noise < 0:
+            raise ValueError(f"parameter effort_noise must be >= 0, got {self.noise}")
+        self.rng = np.random.default_rng(param("noise_seed"))
         self.data = mujoco.MjData(self.model)
         self.joint_names = [self.model.actuator(i).name for i in range(self.model.nu)]
         joint_ids = self.model.actuator_trnid[:, 0]
@@ -113,7 +150,10 @@ class SimArm(Node):
         msg.header.stamp = stamp
         msg.position = self.data.qpos[self.qpos_index].tolist()
         msg.velocity = self.data.qvel[self.dof_index].tolist()
-        msg.effort = self.data.qfrc_actuator[self.dof_index].tolist()
+        effort = self.data.qfrc_actuator[self.dof_index]
+        if self.noise:
+            effort = effort + self.noise * self.rng.standard_normal(len(effort))
+        msg.effort = effort.tolist()
         self.state_pub.publish(msg)
 
     def run(self):
@@ -130,8 +170,25 @@ class SimArm(Node):
                 continue
             if self.command is not None:
                 self.data.ctrl[:] = self.command
+                if self.wrench_steps and self.wrench_steps[0] <= self.steps < self.wrench_steps[1]:
+                    apply_wrench(self.model, self.data, *self.wrench)
+                elif self.wrench_steps:
+                    clear_wrench(self.data)
                 mujoco.mj_step(self.model, self.data)
                 self.steps += 1
+
+
+def numbers(param, name, n):
+    """Parameter `name` as n finite floats (a number for n = 1); ValueError naming it."""
+    value = param(name)
+    values = [value] if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    try:
+        x = [float(v) for v in values if not isinstance(v, (bool, str))]
+    except TypeError:
+        x = []
+    if len(x) != n or len(values) != n or not np.all(np.isfinite(x)):
+        raise ValueError(f"parameter {name} takes {n} finite number{'s' if n > 1 else ''}, got {value!r}")
+    return x
 
 
 def spin_until_shutdown(executor):

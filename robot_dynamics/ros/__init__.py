@@ -8,6 +8,8 @@
     messages     joint names, poses, twists and wrenches <-> model arrays (no rclpy)
     services     the dynamics services as functions of (model, request, response) (no rclpy)
     diagnostics  what /diagnostics reports (no rclpy)
+    external     the momentum observer on joint_states efforts: samples, dt, contact, wrench (no rclpy)
+    identification  ~/identify_payload: request checks, the recorder, the estimate, the response (no rclpy)
 
 Only `main` and `node` import rclpy; the rest is tested without DDS. Nothing here is imported by
 the library (robot_dynamics.*), which runs without ROS.

@@ -9,8 +9,9 @@ import numpy as np
 from .. import dynamics as rd
 from ..payload import PayloadError, add_payload
 from ..urdf import load_urdf
-from .parameters import ParameterError
+from .external import ObserverConfig, observer_config
 from . import contacts as _contacts
+from .parameters import ParameterError
 
 #: what the node assumes for a coordinate joint_states cannot give
 ASSUMED = {"floating": "at its origin, unrotated, at rest", "planar": "at its origin, at rest"}
@@ -28,6 +29,7 @@ class Config:
     evaluate_at: str
     contacts: object          # contacts.Contacts, or None: gravity and feedforward with the base held
     unmeasured: list          # joints joint_states cannot give (multi-coordinate, below the root)
+    observer: ObserverConfig  # external torques and payload identification (external.py)
 
 
 def _per_entry(values, n, name, what):
@@ -88,7 +90,7 @@ def build_config(params, description, load_cache):
     root = model.root_joint
     unmeasured = [j for j in model.joints if j.kind in ASSUMED and j is not root]
     return Config(model, joints, out_v, kp, kd, bool(kp.any() or kd.any()), params["feedforward.evaluate_at"],
-                  contacts, unmeasured)
+                  contacts, unmeasured, observer_config(params, model, joints, out_v))
 
 
 def unmeasured_notice(config):

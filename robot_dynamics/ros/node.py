@@ -9,8 +9,12 @@ Topics (relative, so `namespace` and remapping work):
   out ~/gravity_commands      std_msgs/Float64MultiArray g(q) in `joints` order
   out ~/feedforward_torques   sensor_msgs/JointState     computed-torque feedforward
   out ~/feedforward_commands  std_msgs/Float64MultiArray the same in `joints` order
+  out ~/external_torques      sensor_msgs/JointState     the momentum observer's r (joint_states with efforts)
+  out ~/external_wrench       geometry_msgs/WrenchStamped the wrench at observer.wrench_frame explaining r
+  out ~/contact               robot_dynamics_interfaces/Contact  some |r_i| over observer.contact_threshold
   out /diagnostics            diagnostic_msgs/DiagnosticArray
-Services ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_joint_torques.
+Services ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_joint_torques,
+~/identify_payload (asynchronous: it records joint_states for a while, see _identify_payload).
 Every parameter is documented in config/dynamics.yaml and checked by parameters.py.
 
 Contacts (contacts.py): with contacts.frames set on a floating-base model, gravity and feedforward
@@ -31,16 +35,21 @@ import copy
 import math
 import threading
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.clock import Clock, ClockType
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.task import Future
 from robot_dynamics_interfaces import srv
+from robot_dynamics_interfaces.msg import Contact
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
@@ -48,9 +57,9 @@ from robot_dynamics_interfaces.msg import ContactForces, LinkWrench     # contac
 
 from .. import dynamics as rd
 from ..control import computed_torque
-from . import diagnostics, services
+from . import diagnostics, external, identification, services
 from .config import build_config, unmeasured_notice
-from .messages import RequestState, check_response_finite, error_text
+from .messages import RequestState, check_response_finite, error_text, set_twist
 from .parameters import PARAMETERS, ParameterError, StartupError, check_parameter, check_parameters, shown
 from .state import MeasuredState
 from . import contacts
@@ -108,6 +117,7 @@ class DynamicsNode(Node):
         self.feedforward_out = (publish(JointState, "~/feedforward_torques"), JointState(),
                                 publish(Float64MultiArray, "~/feedforward_commands"), Float64MultiArray())
         self.pub_diag = publish(DiagnosticArray, "/diagnostics")
+        self._init_external(publish)
         self.joint_states_node = Node(  # nothing but the subscription (its logging is this node's)
             f"{self.get_name()}_joint_states", namespace=self.get_namespace(), context=self.context,
             use_global_arguments=False,     # a __node:= remap would rename it too
@@ -189,6 +199,8 @@ class DynamicsNode(Node):
                 self._state, self._reference = MeasuredState(model), None
             self.config, self._last_error = config, ""
             self.gravity_out[1].name = self.feedforward_out[1].name = config.joints
+            stopped = self._apply_external(config)
+        self._announce_external(config, stopped)
         self.get_logger().info(f"model {model.name!r}: {len(model.joint_names)} joints, nq={model.nq}, "
                                f"nv={model.nv}, total mass {model.total_mass:.3f} kg; output joints {config.joints}")
         notice = unmeasured_notice(config)
@@ -241,6 +253,8 @@ class DynamicsNode(Node):
             except Exception as exc:    # never let the thread die: count it, say it, go on
                 warning = self._reject(f"joint_states rejected: {error_text(exc) or type(exc).__name__}")
         self._warn(warning)
+        if self._recording_finished:
+            self._signal_recording()
 
     def _take_joint_states(self, msg, t0):
         """on_joint_states under the lock; a warning to log, or None."""
@@ -248,7 +262,8 @@ class DynamicsNode(Node):
         config, state = self.config, self._state
         if config is None:
             return None
-        problem = state.take(msg.name, np.frombuffer(msg.position), np.frombuffer(msg.velocity))
+        velocity, effort = np.frombuffer(msg.velocity), np.frombuffer(msg.effort)
+        problem = state.take(msg.name, np.frombuffer(msg.position), velocity, effort)
         if problem:
             return self._reject(f"joint_states rejected: {problem}")
         if not state.complete:
@@ -260,6 +275,7 @@ class DynamicsNode(Node):
             warning = self._publish_contact_gravity(config, state.q, stamp)
         if self._reference is not None:
             warning = self._publish_feedforward(stamp) or warning
+        warning = self._observe(stamp, velocity, effort) or warning
         diagnostics.record(self._stats, time.perf_counter() - t0)
         return warning
 
@@ -432,12 +448,223 @@ class DynamicsNode(Node):
         serve.__name__ = handler.__name__
         return serve
 
+    # --- external torques: the momentum observer on joint_states efforts (external.py) --------------------
+    def _init_external(self, publish):
+        """Publishers and state of the observer, and the ~/identify_payload service."""
+        self.external_out = (publish(JointState, "~/external_torques"), JointState(),
+                             publish(WrenchStamped, "~/external_wrench"), WrenchStamped(),
+                             publish(Contact, "~/contact"), Contact())
+        self._external = None           # external.ExternalTorques of the configuration
+        self._efforts = None            # external.EffortSample of the configuration
+        self._observer_state = ""       # why the observer publishes nothing, if it is so
+        self._said = set()              # notices said once (keys)
+        self._recording = None          # _Recording while ~/identify_payload records
+        self._recording_finished = False
+        self._steady_clock = Clock(clock_type=ClockType.STEADY_TIME)
+        # its own (reentrant) callback group: a pending call holds its group, and the default group's
+        # (every other entity of this node) must run meanwhile; a second call is refused, not queued
+        self.create_service(srv.IdentifyPayload, "~/identify_payload", self._identify_payload,
+                            callback_group=ReentrantCallbackGroup())
+
+    def _apply_external(self, config):
+        """A new observer for a new configuration (lock held); a recording in progress stops (returns it)."""
+        self._external = external.ExternalTorques(config)
+        self._efforts = external.EffortSample(config.model)
+        self._observer_state = ""
+        self.external_out[1].name = config.joints
+        recording = self._recording
+        if recording is not None and not recording.recorder.finished:
+            recording.recorder.fail("the node's configuration changed during the recording (a parameter or the "
+                                    "robot description): record again")
+            return recording
+        return None
+
+    def _announce_external(self, config, stopped):
+        s = config.observer
+        if s.enabled and s.unsupported:
+            self.get_logger().info(f"momentum observer off: {s.unsupported}")
+        if stopped is not None:
+            self._signal_recording()
+
+    def _observe(self, stamp, velocity, effort):
+        """The observer (and a recording) on one joint_states message (lock held): publishes r, the
+        wrench and the contact flag to their subscribers; a warning to log, or None."""
+        config, state, sample = self.config, self._state, None
+        if state.jmap is not None:
+            sample = self._efforts.take(state.jmap, velocity, effort)
+        external_torques = self._external
+        if sample is None:
+            notice = self._efforts.notice
+            if notice is None:
+                return None
+            if notice[0] == "nan":
+                external_torques.stats["skipped"] += 1
+                return self._reject(notice[1])
+            self._observer_state = notice[1]
+            return self._once(notice)
+        stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+        if self._recording is not None and self._recording.recorder.add(stamp_ns, state.q, state.v, sample):
+            self._recording_finished = True
+        if not external_torques.running:
+            return None
+        answered = external_torques.update(state.q, state.v, sample, stamp_ns)
+        notice = None if external_torques.notice is None else self._once(external_torques.notice)
+        if not answered:
+            return notice
+        self._observer_state = ""
+        pub_r, msg_r, pub_w, msg_w, pub_c, msg_c = self.external_out
+        r = array.array("d", external_torques.r[config.out_v].tobytes())
+        if not math.isfinite(sum(r)):       # the library refuses these; never published
+            return self._reject("external torques not finite for this state: not published")
+        if pub_r.get_subscription_count():
+            msg_r.header.stamp = stamp
+            msg_r.effort = r
+            pub_r.publish(msg_r)
+        settings = config.observer
+        if settings.wrench_frame and pub_w.get_subscription_count():
+            try:
+                F = external_torques.wrench()
+            except ValueError as exc:
+                return self._reject(f"external wrench not published: {exc}")
+            msg_w.header.stamp, msg_w.header.frame_id = stamp, settings.wrench_frame
+            set_twist(msg_w.wrench, F)
+            pub_w.publish(msg_w)
+        if settings.detect and pub_c.get_subscription_count():
+            msg_c.header.stamp = stamp
+            msg_c.contact, msg_c.joint_names = external_torques.contact, external_torques.contact_joints
+            pub_c.publish(msg_c)
+        return notice
+
+    def _once(self, notice):
+        """A notice's text the first time its key comes (lock held), else None."""
+        key, text = notice
+        if key in self._said:
+            return None
+        self._said.add(key)
+        return text
+
+    # --- payload identification: ~/identify_payload (identification.py) ---------------------------------
+    async def _identify_payload(self, request, response):
+        """Record joint_states for request.duration, estimate the payload, answer, apply if asked.
+
+        Asynchronous, on the main executor (single-threaded): the handler awaits two futures, the end
+        of the recording (set from the joint_states thread, or by a watchdog timer if samples stop
+        coming) and the estimate (computed on a worker thread, outside the lock); meanwhile the
+        executor serves the other services, parameters and timers (the service is in a callback
+        group of its own: a pending coroutine holds its group). Applying goes through the node's
+        own set_parameters_atomically, so the parameters are checked as any change and reflect it."""
+        try:
+            with self._lock:
+                config, busy = self.config, self._recording is not None
+            if config is None:
+                raise ValueError(self._no_model())
+            if busy:
+                raise ValueError("an identification is recording already: one at a time")
+            params = self._params()
+            checked = identification.Request(request, params, config.model)
+            # the model without the configured payload: the estimate is the whole payload on the link
+            bare = build_config({**params, "payload.mass": 0.0}, self._description(params), self._load_cache).model
+            recording = _Recording(identification.Recorder(config.model, checked.duration_ns,
+                                                           config.observer.max_interval_ns),
+                                   Future(executor=self.executor))
+            with self._lock:
+                if self.config is not config:
+                    raise ValueError("the node's configuration changed while the request was checked: ask again")
+                self._recording = recording
+            self.get_logger().info(f"identify_payload: recording {request.duration:g} s of joint_states for the "
+                                   f"{checked.method} method (payload on {checked.link!r})")
+            watchdog = self.create_timer(0.25, lambda: self._watch_recording(recording), clock=self._steady_clock)
+            try:
+                await recording.done
+            finally:
+                self.destroy_timer(watchdog)
+                with self._lock:
+                    self._recording, self._recording_finished = None, False
+            estimated = Future(executor=self.executor)
+            threading.Thread(target=self._estimate, args=(bare, checked, recording.recorder, config.observer, estimated),
+                             name="identify_payload", daemon=True).start()
+            est, used = await estimated
+            identification.fill_response(response, est, used)
+            if not identification.response_finite(response):
+                raise ValueError("the estimate is not finite (the recorded values are too large)")
+            if recording.recorder.capped:
+                response.message += f"; the recording stopped at {recording.recorder.count} samples (memory cap)"
+            problem = identification.found(est)
+            if problem:     # the estimate is still given, for inspection
+                response.message = f"{problem}. The estimate: {response.message}"
+                return self._answered(response)
+            response.success = True
+            if checked.apply:
+                self._apply_payload(response, est, checked.point_mass)
+        except Exception as exc:
+            response = srv.IdentifyPayload.Response(success=False, message=error_text(exc) or type(exc).__name__)
+        return self._answered(response)
+
+    def _answered(self, response):
+        if response.success:
+            self.get_logger().info(f"identify_payload: {response.message}")
+        else:
+            with self._lock:
+                self._stats["rejected"] += 1
+            self.get_logger().warning(f"identify_payload: {response.message}")
+        return response
+
+    def _apply_payload(self, response, est, point_mass):
+        """Set payload.* to the estimate through the node's own parameter checks; a refusal is
+        answered with success=false and the estimate for inspection."""
+        try:
+            values = identification.parameters_to_apply(est, point_mass)
+            result = self.set_parameters_atomically([Parameter(k, value=v) for k, v in values.items()])
+            if not result.successful:
+                raise ValueError(f"not applied: {result.reason}")
+        except ValueError as exc:
+            response.success, response.message = False, f"{exc}. The estimate: {response.message}"
+            return
+        response.applied = True
+        response.message += "; applied to payload.*" + (" as a point mass" if point_mass else "")
+
+    def _estimate(self, model, checked, recorder, settings, done):
+        """The worker thread of _identify_payload: the library's estimate into the future."""
+        try:
+            done.set_result(identification.estimate(model, checked, recorder, settings.window,
+                                                    settings.still_velocity))
+        except Exception as exc:
+            done.set_exception(ValueError(error_text(exc) or type(exc).__name__))
+        self._wake_main()
+
+    def _watch_recording(self, recording):
+        """Watchdog timer (steady clock): a recording that gets no usable sample for STALL_TIMEOUT fails."""
+        with self._lock:
+            recorder = recording.recorder
+            if not recorder.finished and time.monotonic() - recorder.last_sample_wall > identification.STALL_TIMEOUT:
+                why = f": {self._observer_state}" if self._observer_state else ""
+                recorder.fail(f"no joint_states with the positions, velocities and efforts of every model joint came "
+                              f"for {identification.STALL_TIMEOUT:g} s ({recorder.count} samples recorded){why}")
+        self._signal_recording()
+
+    def _signal_recording(self):
+        """Complete the recording's future once it is finished (from any thread)."""
+        with self._lock:
+            recording, self._recording_finished = self._recording, False
+            if recording is None or not recording.recorder.finished or recording.signalled:
+                return
+            recording.signalled = True
+        recording.done.set_result(None)
+        self._wake_main()
+
+    def _wake_main(self):
+        executor = self.executor
+        if executor is not None:
+            executor.wake()
+
     # --- diagnostics -------------------------------------------------------------------------------------
     def publish_diagnostics(self):
         with self._lock:
             stats, self._stats = self._stats, diagnostics.period_stats()
             config, last_error = self.config, self._last_error
             missing = list(self._state.missing) if self._state is not None else []
+            external_stats = self._external.take_stats() if self._external is not None else None
+            observer_state = self._observer_state
         now = time.monotonic()
         period, self._diag_time = now - self._diag_time, now
         level, message, values = diagnostics.summary(stats, period, config.model.name if config else None,
@@ -445,7 +672,11 @@ class DynamicsNode(Node):
         status = DiagnosticStatus(name=f"{self.get_name()}: dynamics", level=getattr(DiagnosticStatus, level),
                                   message=message, hardware_id=values["model"])
         status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
-        diag = DiagnosticArray(status=[status])
+        level, message, values = external.diagnostic(config, external_stats, observer_state)
+        observer = DiagnosticStatus(name=f"{self.get_name()}: external torques", level=getattr(DiagnosticStatus, level),
+                                    message=message, hardware_id=status.hardware_id)
+        observer.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        diag = DiagnosticArray(status=[status, observer])
         diag.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(diag)
 
@@ -455,6 +686,14 @@ class DynamicsNode(Node):
             if hasattr(self, "joint_states_node"):
                 self.joint_states_node.destroy_node()
             super().destroy_node()
+
+
+@dataclass
+class _Recording:
+    """A recording of ~/identify_payload: filled by the joint_states thread, `done` completed once."""
+    recorder: object
+    done: Future
+    signalled: bool = False
 
 
 def _stored(parameter, value):

@@ -133,6 +133,22 @@ def _period(value):
     return x
 
 
+def _in_range(low, high, low_open=False):
+    """One finite number in [low, high] ((low, high] if low_open)."""
+    def check(value):
+        x = _floats(value, scalar=True)
+        if x > high or x < low or (low_open and x == low):
+            raise ValueError
+        return x
+    return check
+
+
+def _positive(x):
+    if any(not v > 0 for v in x):
+        raise ValueError
+    return x
+
+
 @dataclass(frozen=True)
 class ParameterSpec:
     default: object
@@ -195,6 +211,34 @@ PARAMETERS = {
     "feedforward.kd": ParameterSpec(
         [0.0], "computed-torque velocity gain [1/s]: one value or one per `joints` entry",
         "one finite number >= 0 [1/s], or one per `joints` entry", lambda v: _non_negative(_floats(v))),
+    # --- external torques (momentum observer) and payload identification: ros/external.py,
+    # ros/identification.py ---------------------------------------------------------------------
+    "observer.enabled": ParameterSpec(
+        True, "run the momentum observer on joint_states that carry efforts (~/external_torques, "
+              "~/external_wrench, ~/contact)", "true or false", _boolean),
+    "observer.gain": ParameterSpec(
+        [50.0], "observer gain K [1/s] (time constant 1/K): one value or one per `joints` entry",
+        "one finite number > 0 [1/s], or one per `joints` entry", lambda v: _positive(_floats(v))),
+    "observer.contact_threshold": ParameterSpec(
+        [0.0], "contact when some |external torque| exceeds its threshold [N m or N]: one value or one "
+               "per `joints` entry; 0: joint not monitored (all 0, the default: no contact detection)",
+        "one finite number >= 0 [N m or N], or one per `joints` entry", lambda v: _non_negative(_floats(v))),
+    "observer.wrench_frame": ParameterSpec(
+        "", "frame of ~/external_wrench, at its origin in its axes (empty: tip_link; both empty: none)",
+        "a frame name of the model that moves with a joint (a string)", _text),
+    "observer.wrench_components": ParameterSpec(
+        "wrench", "what ~/external_wrench estimates: 'wrench' (force and torque), 'force' (a contact "
+                  "force at the frame origin, torque 0) or 'torque'",
+        "one of wrench, force, torque", _choice("wrench", "force", "torque")),
+    "observer.max_interval": ParameterSpec(
+        0.1, "a longer interval [s] between joint_states stamps restarts the observer",
+        "a number of seconds in (0, 10]", _in_range(0.0, 10.0, low_open=True)),
+    "identification.window": ParameterSpec(
+        0.02, "momentum identification: window [s] over which the momentum balance is integrated",
+        "a number of seconds in (0, 1]", _in_range(0.0, 1.0, low_open=True)),
+    "identification.still_velocity": ParameterSpec(
+        0.01, "static identification: a sample is still when every |joint velocity| is below this [rad/s or m/s]",
+        "a finite number > 0 [rad/s or m/s]", lambda v: _positive([_floats(v, scalar=True)])[0]),
     "diagnostics_period": ParameterSpec(1.0, "seconds between /diagnostics messages (read at start-up)",
                                         "a number of seconds in [0.01, 3600]", _period, read_only=True),
 }

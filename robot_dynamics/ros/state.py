@@ -19,10 +19,12 @@ class MeasuredState:
         self.seen = np.zeros(len(model.joint_names), bool)
         self.complete, self.missing = False, list(model.joint_names)
         self.maps = {}
+        self.jmap = None        # the JointStateMap of the last message taken
 
-    def take(self, names, position, velocity):
-        """One joint_states message (names, and positions and velocities as float arrays): None, or
-        what is wrong with it (it is then rejected whole). Unknown names are ignored."""
+    def take(self, names, position, velocity, effort=()):
+        """One joint_states message (names, and positions, velocities and efforts as float arrays):
+        None, or what is wrong with it (it is then rejected whole). Unknown names are ignored.
+        Efforts are only checked for their length here (external.EffortSample takes them)."""
         jmap = self.maps.get(tuple(names))
         if jmap is None:
             if len(self.maps) >= MAX_MAPS:
@@ -31,9 +33,11 @@ class MeasuredState:
         problem = ("duplicate joint names" if jmap.duplicates else
                    f"{len(position)} positions for {jmap.count} names" if len(position) != jmap.count else
                    f"{len(velocity)} velocities for {jmap.count} names" if len(velocity) not in (0, jmap.count) else
+                   f"{len(effort)} efforts for {jmap.count} names" if len(effort) not in (0, jmap.count) else
                    "NaN or inf values" if not (np.isfinite(position).all() and np.isfinite(velocity).all()) else None)
         if problem:
             return problem
+        self.jmap = jmap
         self.q[jmap.iq] = position[jmap.src]
         self.v[jmap.iv] = velocity[jmap.src] if len(velocity) else 0.0
         if not self.complete:

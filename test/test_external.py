@@ -1,0 +1,332 @@
+"""The node's observer and payload identification logic without DDS (robot_dynamics.ros.external and
+robot_dynamics.ros.identification: no rclpy): what the node runs on each joint_states message,
+against the library (MomentumObserver, estimate_wrench, identify_payload*) on the same samples."""
+import copy
+from types import SimpleNamespace as Msg
+
+import numpy as np
+import pytest
+
+from robot_dynamics import dynamics as rd
+from robot_dynamics.observer import MomentumObserver
+from robot_dynamics.payload import add_payload
+from robot_dynamics.resources import bundled_urdf
+from robot_dynamics.ros import identification
+from robot_dynamics.ros.config import build_config
+from robot_dynamics.ros.external import EffortSample, ExternalTorques, diagnostic
+from robot_dynamics.ros.messages import JointStateMap
+from robot_dynamics.ros.parameters import PARAMETERS, ParameterError, check_parameters
+from robot_dynamics.ros.state import MeasuredState
+
+PUMA = bundled_urdf("puma560")
+MS = 1_000_000      # ns
+
+
+def params(**changes):
+    values = {name: spec.default for name, spec in PARAMETERS.items()}
+    values.update({k.replace("__", "."): v for k, v in changes.items()})
+    return check_parameters(values)
+
+
+def config(**changes):
+    return build_config(params(urdf_file=PUMA, **changes), PUMA, {})
+
+
+def motion(model, t, payload=None, tau_ext=None):
+    """A smooth scripted motion (all joints, the wrist most): q, v and the efforts that realise it,
+    for the model with `payload` (link, mass, com, inertia) and an external torque tau_ext(t)."""
+    k = np.arange(model.nv)
+    w = 2 * np.pi * np.array([0.3, 0.4, 0.5, 0.9, 1.1, 1.3])
+    amp = np.array([0.3, 0.3, 0.3, 0.9, 0.8, 1.0])
+    q = np.array([0.4, -0.8, 1.2, 0.5, -0.6, 0.3]) + amp * np.sin(w * t + k)
+    v = amp * w * np.cos(w * t + k)
+    a = -amp * w**2 * np.sin(w * t + k)
+    loaded = model
+    if payload is not None:
+        loaded = copy.deepcopy(model)
+        add_payload(loaded, *payload)
+    tau = rd.inverse_dynamics(loaded, q, v, a)
+    if tau_ext is not None:
+        tau = tau - tau_ext(t)          # M qdd + C qd + g = tau + tau_ext
+    return q, v, tau
+
+
+# --- configuration -----------------------------------------------------------------------------------
+def test_observer_configuration_per_joint_values_and_refusals():
+    c = config(joints=["joint3", "joint1", "joint2", "joint4", "joint5", "joint6"],
+               observer__gain=[10.0, 20.0, 30.0, 40.0, 50.0, 60.0],
+               observer__contact_threshold=[1.0, 0.0, 2.0, 0.0, 0.0, 3.0], observer__wrench_frame="tool0")
+    s = c.observer
+    np.testing.assert_array_equal(s.gain, [20.0, 30.0, 10.0, 40.0, 50.0, 60.0])     # model order
+    np.testing.assert_array_equal(s.threshold, [np.inf, 2.0, 1.0, np.inf, np.inf, 3.0])
+    assert s.detect and s.wrench_frame == "tool0" and not s.unsupported
+    assert not config().observer.detect                     # the default: no contact detection
+    assert config(tip_link="link6").observer.wrench_frame == "link6"     # empty frame: tip_link
+    assert config().observer.wrench_frame == ""
+    for changes, name in ((dict(observer__gain=[1.0, 2.0]), "observer.gain"),
+                          (dict(observer__contact_threshold=[1.0] * 5), "observer.contact_threshold"),
+                          (dict(observer__wrench_frame="camera"), "observer.wrench_frame"),
+                          (dict(observer__wrench_frame="base_link"), "observer.wrench_frame")):
+        with pytest.raises(ParameterError, match=name.replace(".", r"\.")) as info:
+            config(**changes)
+        assert info.value.name == name
+    path = bundled_urdf("floating_base_biped")
+    floating = build_config(params(urdf_file=path, floating_base=True), path, {})
+    assert "floating or planar" in floating.observer.unsupported
+    assert not ExternalTorques(floating).running
+
+
+@pytest.mark.parametrize("name,value", [("observer.gain", 0.0), ("observer.gain", [-1.0]), ("observer.gain", "x"),
+                                        ("observer.contact_threshold", -0.5), ("observer.max_interval", 0.0),
+                                        ("observer.max_interval", 11.0), ("observer.wrench_components", "moment"),
+                                        ("observer.enabled", 1), ("identification.window", 2.0),
+                                        ("identification.still_velocity", 0.0)])
+def test_observer_parameters_are_checked_by_name(name, value):
+    with pytest.raises(ParameterError) as info:
+        params(**{name.replace(".", "__"): value})
+    assert info.value.name == name and name in str(info.value)
+
+
+# --- efforts -------------------------------------------------------------------------------------------
+def test_effort_samples_need_every_joint_with_velocities_and_finite_efforts():
+    c = config()
+    model = c.model
+    sample = EffortSample(model)
+    names = ["joint4", "joint2", "gripper", "joint6", "joint1", "joint3", "joint5"]
+    jmap = JointStateMap(model, names)
+    effort = np.arange(7.0)
+    tau = sample.take(jmap, np.ones(7), effort)
+    np.testing.assert_array_equal(tau, [4.0, 1.0, 5.0, 0.0, 6.0, 3.0])          # by name, the gripper left out
+    assert sample.take(jmap, np.ones(7), np.array([])) is None and sample.notice[0] == "no efforts"
+    assert sample.take(jmap, np.array([]), effort) is None and sample.notice[0] == "no velocities"
+    bad = effort.copy()
+    bad[3] = np.nan
+    assert sample.take(jmap, np.ones(7), bad) is None
+    assert sample.notice[0] == "nan" and "'joint6'" in sample.notice[1]
+    bad = effort.copy()
+    bad[2] = np.inf                         # the gripper's effort: not a model joint, not looked at
+    assert sample.take(jmap, np.ones(7), bad) is not None
+    first = EffortSample(model)             # a partial message with efforts, before any complete one
+    assert first.take(JointStateMap(model, ["joint1", "joint2"]), np.ones(2), np.ones(2)) is None
+    assert first.notice[0] == "partial"
+    assert first.take(JointStateMap(model, ["gripper"]), np.ones(1), np.ones(1)) is None and first.notice is None
+    # after a complete message, a second driver's partial messages are no notice
+    assert sample.take(JointStateMap(model, ["joint1", "joint2"]), np.ones(2), np.ones(2)) is None
+    assert sample.notice is None
+
+
+def test_measured_state_refuses_efforts_of_the_wrong_length():
+    state = MeasuredState(config().model)
+    names = [f"joint{k}" for k in range(1, 7)]
+    assert state.take(names, np.zeros(6), np.zeros(6), np.zeros(3)) == "3 efforts for 6 names"
+    assert state.take(names, np.zeros(6), np.zeros(6), np.zeros(6)) is None and state.jmap.count == 6
+
+
+# --- the observer ------------------------------------------------------------------------------------------
+def observe(c, stamps_ns, samples):
+    """Feed ExternalTorques; [(answered, r copy, contact, joints, notice)] per sample."""
+    ext = ExternalTorques(c)
+    out = []
+    for stamp, (q, v, tau) in zip(stamps_ns, samples):
+        answered = ext.update(q, v, tau, stamp)
+        out.append((answered, ext.r.copy(), ext.contact, list(ext.contact_joints), ext.notice))
+    return ext, out
+
+
+def test_observer_equals_the_library_on_the_same_samples_with_contact_and_wrench():
+    c = config(observer__gain=[40.0], observer__contact_threshold=[1.5], observer__wrench_frame="tool0")
+    model = c.model
+    push = np.array([0.0, 15.0, -10.0, 0.0, 0.0, 0.0])
+
+    def tau_ext(t):
+        return rd.wrench_to_joint_torques(model, motion(model, t)[0], "tool0", push) if t >= 0.15 else np.zeros(6)
+    stamps = 5_000 * MS + np.arange(300) * MS
+    samples = [motion(model, (s - stamps[0]) * 1e-9, tau_ext=tau_ext) for s in stamps]
+    ext, out = observe(c, stamps, samples)
+
+    library = MomentumObserver(model, 40.0)
+    library.reset(*samples[0][:2])          # the node restarts without an effort for the interval before
+    assert out[0][0] and not np.any(out[0][1]) and not out[0][2]        # the first sample: r = 0, answered
+    first_contact = None
+    for k in range(1, len(stamps)):
+        r = library.update(*samples[k], 1e-3)
+        answered, r_node, contact, joints, _ = out[k]
+        assert answered
+        np.testing.assert_allclose(r_node, r, rtol=0, atol=1e-12)
+        over = np.abs(r) > 1.5
+        assert contact == bool(over.any()) and joints == [f"joint{j + 1}" for j in np.flatnonzero(over)]
+        if contact and first_contact is None:
+            first_contact = k
+    assert 150 < first_contact < 170          # the push starts at sample 150: detected within 20 ms
+    np.testing.assert_allclose(ext.wrench(), library.wrench("tool0", "local"), rtol=0, atol=1e-12)
+    force_only = config(observer__wrench_frame="tool0", observer__wrench_components="force")
+    ext_f, _ = observe(force_only, stamps, samples)
+    lib_f = MomentumObserver(model, 50.0)
+    lib_f.reset(*samples[0][:2])
+    for k in range(1, len(stamps)):
+        lib_f.update(*samples[k], 1e-3)
+    np.testing.assert_allclose(ext_f.wrench(), rd.estimate_wrench(model, samples[-1][0], "tool0", lib_f.external_torques,
+                                                                  "local", components="force"), atol=1e-12)
+    # the push is found, in tool0's axes (within the observer's lag behind J^T F changing as the arm moves)
+    R = rd.frame_placement(model, samples[-1][0], "tool0")[:3, :3]
+    np.testing.assert_allclose(R @ ext_f.wrench()[:3], push[:3], atol=0.5)
+    stats = ext.take_stats()
+    assert stats["samples"] == 299 and stats["contact_samples"] == sum(o[2] for o in out)
+    level, message, values = diagnostic(c, stats, "")
+    assert level == "WARN" and message.startswith("contact at") and values["samples"] == "299"
+
+
+def test_stamps_duplicate_back_and_gaps():
+    c = config(observer__max_interval=0.05)
+    model = c.model
+    times = [0.0, 0.001, 0.002, 0.002, 0.003, 0.0025, 0.0035, 0.2, 0.201]
+    samples = [motion(model, t, tau_ext=lambda t: np.full(6, 0.5)) for t in times]
+    _, out = observe(c, [round(t * 1e9) for t in times], samples)
+    assert [o[0] for o in out] == [True] * len(times)
+    assert np.any(out[2][1]) and np.array_equal(out[3][1], out[2][1])        # a resent state: the same answer
+    assert out[5][4][0] == "restart" and "went back" in out[5][4][1] and not np.any(out[5][1])
+    assert np.any(out[6][1])
+    assert out[7][4][0] == "restart" and "exceeds observer.max_interval" in out[7][4][1] and not np.any(out[7][1])
+    ext, _ = observe(c, [round(t * 1e9) for t in times], samples)
+    assert ext.take_stats()["restarts"] == 2
+
+
+def test_an_update_that_fails_skips_the_sample():
+    c = config()
+    ext = ExternalTorques(c)
+    q, v, tau = motion(c.model, 0.0)
+    assert ext.update(q, v, tau, 0)
+    assert not ext.update(q, v, np.full(6, 1e300), MS)        # refused by the library: skipped, named
+    assert ext.notice[0] == "overflow" and ext.stats["skipped"] == 1
+    assert ext.update(q, v, tau, 2 * MS) and np.all(np.isfinite(ext.r))
+
+
+# --- identification ------------------------------------------------------------------------------------
+PAYLOAD = ("tool0", 1.5, [0.02, 0.01, 0.05], [0.003, 0.004, 0.002, 0.0002, 0.0, 0.0])
+
+
+def request(**fields):
+    base = dict(duration=1.0, method="", link="", apply=False, point_mass=False)
+    base.update(fields)
+    return Msg(**base)
+
+
+def recorded(model, times, payload=PAYLOAD, duration=10.0, still=None):
+    c = config()
+    recorder = identification.Recorder(model, round(duration * 1e9), c.observer.max_interval_ns)
+    for t in times:
+        q, v, tau = motion(model, t, payload) if still is None else still(t)
+        if recorder.add(round(t * 1e9), q, v, tau):
+            break
+    return recorder
+
+
+def test_requests_are_checked_naming_the_field():
+    c = config()
+    p = params(urdf_file=PUMA)
+    r = identification.Request(request(link="tool0"), p, c.model)
+    assert (r.method, r.link, r.duration_ns, r.point_mass) == ("momentum", "tool0", 10**9, False)
+    assert identification.Request(request(method="static"), params(payload__link="link6"), c.model).link == "link6"
+    assert identification.Request(request(method="static", link="tool0"), p, c.model).point_mass
+    for fields, words in ((dict(duration=0.0), "duration takes"), (dict(duration=float("nan")), "duration takes"),
+                          (dict(duration=500.0), "duration takes"), (dict(method="fast", link="tool0"), "method takes"),
+                          (dict(), "name the link"), (dict(link="camera"), "unknown frame 'camera'"),
+                          (dict(link="base_link"), "fixed to the world")):
+        with pytest.raises(ValueError, match=words):
+            identification.Request(request(**fields), p, c.model)
+
+
+def test_recorder_spans_the_duration_by_stamps_and_refuses_jumps():
+    model = config().model
+    rec = identification.Recorder(model, 10 * MS, 100 * MS)
+    q, v, tau = motion(model, 0.0)
+    finished = [rec.add(k * MS, q, v, tau) for k in (0, 1, 1, 2, 5, 10)]
+    assert finished == [False, False, False, False, False, True] and rec.count == 5     # the duplicate skipped
+    t, Q, V, T = rec.arrays()
+    np.testing.assert_allclose(t, [0.0, 0.001, 0.002, 0.005, 0.010])
+    assert Q.shape == (5, 6) and V.shape == (5, 6) and T.shape == (5, 6)
+    back = identification.Recorder(model, 10 * MS, 100 * MS)
+    back.add(5 * MS, q, v, tau)
+    assert back.add(4 * MS, q, v, tau) and "went back" in back.error
+    gap = identification.Recorder(model, 10**9, 100 * MS)
+    gap.add(0, q, v, tau)
+    assert gap.add(200 * MS, q, v, tau) and "gap of 0.2 s" in gap.error
+    big = identification.Recorder(model, 10**12, 100 * MS)
+    big.capacity = 5000                                     # more than one chunk, then the cap
+    for k in range(6000):
+        if big.add(k * MS, q, v, tau):
+            break
+    assert big.capped and big.count == 5000 and len(big.arrays()[0]) == 5000
+
+
+def test_momentum_identification_of_a_scripted_motion_and_its_response():
+    c = config()
+    model = c.model
+    rec = recorded(model, np.arange(0, 3.0, 1e-3), duration=2.5)
+    assert rec.finished and rec.error is None
+    est, used = identification.estimate(model, identification.Request(request(link="tool0"), params(), model), rec,
+                                        0.02, 0.01)
+    assert est.method == "momentum" and "windows of 20 samples" in used
+    assert abs(est.mass - 1.5) < 1e-4 and np.allclose(est.com, PAYLOAD[2], atol=1e-5)
+    assert np.allclose(est.inertia, [[0.003, 0.0002, 0.0], [0.0002, 0.004, 0.0], [0.0, 0.0, 0.002]], atol=1e-4)
+    assert identification.found(est) is None
+    values = identification.parameters_to_apply(est, point_mass=False)
+    assert values["payload.link"] == "tool0" and abs(values["payload.mass"] - 1.5) < 1e-4
+    response = Msg(**{f: None for f in ("link", "method", "samples", "mass", "com", "inertia", "mass_identified",
+                                        "com_identified", "inertia_identified", "physical", "residual",
+                                        "condition_number", "mass_std", "com_std", "inertia_std", "message")})
+    identification.fill_response(response, est, used)
+    assert response.mass_identified and response.com_identified and response.inertia_identified and response.physical
+    assert response.samples == rec.count and len(response.inertia) == 6 and len(response.com_std) == 3
+    assert identification.response_finite(response) and "mass 1.5" in response.message
+
+
+def test_static_identification_from_still_poses_and_refusals():
+    model = config().model
+    poses = [np.array([0.4, -0.8, 1.2, w4, w5, w6]) for w4, w5, w6 in
+             ((0.0, 0.0, 0.0), (1.2, -0.9, 0.5), (-1.0, 0.8, 2.0), (0.5, 1.3, -1.5))]
+    loaded = copy.deepcopy(model)
+    add_payload(loaded, *PAYLOAD)
+
+    def still(t):           # 0.4 s in each pose, then a fast move to the next (not still)
+        k, s = int(t // 0.5), t % 0.5
+        q = poses[min(k, 3)] if s < 0.4 else poses[min(k, 3)] + (s - 0.4) * 10 * (poses[min(k + 1, 3)] - poses[min(k, 3)])
+        v = np.zeros(6) if s < 0.4 else 10 * (poses[min(k + 1, 3)] - poses[min(k, 3)])
+        return q, v, rd.gravity_torques(loaded, q)
+    rec = recorded(model, np.arange(0, 2.0, 1e-3), still=still, duration=1.9)
+    static = identification.Request(request(method="static", link="tool0"), params(), model)
+    est, used = identification.estimate(model, static, rec, 0.02, 0.01)
+    assert est.method == "static" and used.startswith("4 still poses")
+    assert abs(est.mass - 1.5) < 1e-9 and np.allclose(est.com, PAYLOAD[2], atol=1e-9) and est.inertia is None
+    assert identification.parameters_to_apply(est, point_mass=True)["payload.inertia"] == [0.0] * 6
+    # one still pose gives the mass and the centre of mass across gravity only: not applied, with the reason
+    one = recorded(model, np.arange(0, 0.45, 1e-3), still=still, duration=0.44)
+    est, used = identification.estimate(model, static, one, 0.02, 0.01)
+    assert used.startswith("1 still pose from") and abs(est.mass - 1.5) < 1e-9 and est.com is None
+    with pytest.raises(ValueError, match="not applied: the payload's centre of mass was not identified"):
+        identification.parameters_to_apply(est, point_mass=True)
+    moving = recorded(model, np.arange(0, 1.0, 1e-3), duration=0.9)
+    with pytest.raises(ValueError, match="no still pose"):
+        identification.estimate(model, static, moving, 0.02, 0.01)
+    short = recorded(model, np.arange(0, 0.03, 1e-3), duration=0.02)
+    momentum = identification.Request(request(link="tool0"), params(), model)
+    with pytest.raises(ValueError, match="too short"):
+        identification.estimate(model, momentum, short, 0.02, 0.01)
+    failed = recorded(model, np.arange(0, 0.1, 1e-3), duration=0.05)
+    failed.error = "a joint_states stamp went back"
+    with pytest.raises(ValueError, match="went back"):
+        identification.estimate(model, momentum, failed, 0.02, 0.01)
+
+
+def test_no_payload_is_no_success_and_uncertain_estimates_are_not_applied():
+    model = config().model
+    rng = np.random.default_rng(0)
+    rec = identification.Recorder(model, 10**9, 10**8)
+    for k, t in enumerate(np.arange(0, 1.0, 1e-3)):          # no payload, noisy efforts
+        q, v, tau = motion(model, t)
+        rec.add(k * MS, q, v, tau + rng.normal(0, 0.5, 6))
+    momentum = identification.Request(request(link="tool0"), params(), model)
+    est, _ = identification.estimate(model, momentum, rec, 0.02, 0.01)
+    assert "no payload found" in identification.found(est)
+    with pytest.raises(ValueError, match="not applied"):
+        identification.parameters_to_apply(est, point_mass=False)
