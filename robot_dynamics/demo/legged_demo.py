@@ -158,8 +158,9 @@ def node_command(run, urdf):
     """The robot_dynamics node for the runs that use it (None for the zero-effort run)."""
     if run.command == "zero":
         return None
-    command = [sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-p", f"urdf_file:={urdf}", "-p", "floating_base:=true", "-p", "use_sim_time:=true",
-               "-p", f"armature:={ARMATURE}", "-r", f"~/gravity_commands:=/{CONTROLLER}/commands"]
+    command = [sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-p", f"urdf_file:={urdf}",
+               "-p", "floating_base:=true", "-p", "use_sim_time:=true", "-p", f"armature:={ARMATURE}",
+               "-r", f"~/gravity_commands:=/{CONTROLLER}/commands"]
     if run.command == "contacts":
         command += ["-p", f"contacts.frames:={yaml_list(FEET)}", "-p", "contacts.kind:=point"]
     return command

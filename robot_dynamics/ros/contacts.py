@@ -63,6 +63,14 @@ def floating_root_problem(model):
             "legged robot, or leave contacts.frames empty)")
 
 
+def _known_frame(model, name):
+    try:
+        model.frame(name)
+    except KeyError:
+        return False
+    return True
+
+
 def build(params, model):
     """Checked parameter values -> Contacts, or None when contacts.frames is empty. ParameterError
     naming contacts.frames or contacts.kind: unknown frames, a frame no joint moves, a model without a
@@ -74,7 +82,7 @@ def build(params, model):
     problem = floating_root_problem(model)
     if problem:
         raise ParameterError("contacts.frames", f"parameter contacts.frames: {problem}")
-    unknown = [f for f in frames if f not in model.frames and not (f.startswith("joint:") and f[6:] in model.joint_frames)]
+    unknown = [f for f in frames if not _known_frame(model, f)]
     if unknown:
         raise ParameterError("contacts.frames", f"parameter contacts.frames: unknown frames {unknown}; the model's "
                                                 f"frames are {model.frame_names}")

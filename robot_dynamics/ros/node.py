@@ -20,7 +20,7 @@ Every parameter is documented in config/dynamics.yaml and checked by parameters.
 Contacts (contacts.py): with contacts.frames set on a floating-base model, gravity and feedforward
 torques are contact-consistent (the base's weight shared among the contacts), and
   out ~/contact_forces        robot_dynamics_interfaces/ContactForces, the forces of ~/gravity_torques
-  srv ~/constrained_forward_dynamics  any contacts and loops (empty: the node's contacts).
+  srv ~/constrained_forward_dynamics  any contacts and loops (empty: the node's contacts.frames).
 
 joint_states is taken by a second, bare node `<name>_joint_states` on its own executor and thread:
 rclpy's executor rebuilds its wait set in Python on every wake-up, which with this node's services,
@@ -49,20 +49,18 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rclpy.task import Future
 from robot_dynamics_interfaces import srv
-from robot_dynamics_interfaces.msg import Contact
+from robot_dynamics_interfaces.msg import Contact, ContactForces, LinkWrench
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
-from robot_dynamics_interfaces.msg import ContactForces, LinkWrench     # contacts
 
 from .. import dynamics as rd
 from ..control import computed_torque
-from . import diagnostics, external, identification, services
+from . import contacts, diagnostics, external, identification, services
 from .config import build_config, unmeasured_notice
 from .messages import RequestState, check_response_finite, error_text, set_twist
 from .parameters import PARAMETERS, ParameterError, StartupError, check_parameter, check_parameters, shown
 from .state import MeasuredState
-from . import contacts
 
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -201,8 +199,11 @@ class DynamicsNode(Node):
             self.gravity_out[1].name = self.feedforward_out[1].name = config.joints
             stopped = self._apply_external(config)
         self._announce_external(config, stopped)
+        standing = "" if config.contacts is None else "; standing on " + ", ".join(
+            f"{frame} ({kind})" for frame, kind in config.contacts.spec)
         self.get_logger().info(f"model {model.name!r}: {len(model.joint_names)} joints, nq={model.nq}, "
-                               f"nv={model.nv}, total mass {model.total_mass:.3f} kg; output joints {config.joints}")
+                               f"nv={model.nv}, total mass {model.total_mass:.3f} kg; output joints {config.joints}"
+                               f"{standing}")
         notice = unmeasured_notice(config)
         if notice and not keep_state:
             self.get_logger().warning(notice)
