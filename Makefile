@@ -9,7 +9,7 @@ REQS   := requirements/runtime.txt requirements/demo.txt requirements/test.txt r
 SOAK   ?=
 export OPENBLAS_NUM_THREADS := 1
 
-.PHONY: venv test demo bench clean clean-cache
+.PHONY: venv test demo demo-legged bench clean clean-cache
 
 $(STAMP): $(REQS) pyproject.toml scripts/build_interfaces.sh $(wildcard robot_dynamics_interfaces/*/*)
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -35,6 +35,9 @@ test: $(AMENT)
 
 demo: $(AMENT)   # the node in closed loop with a simulated arm (MuJoCo); table + out/closed_loop_demo.png
 	$(PY) -m robot_dynamics.demo.closed_loop_demo
+
+demo-legged: $(AMENT)   # solo12 standing in MuJoCo on the node's contact-consistent gravity torques; out/legged_demo.png
+	$(PY) -m robot_dynamics.demo.legged_demo
 
 bench: $(AMENT)
 	$(PY) bench/bench_dynamics.py

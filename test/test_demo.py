@@ -92,6 +92,31 @@ def test_a_push_is_flagged_at_once_and_its_force_estimated_and_never_flagged_wit
     assert f["free_r"].max() < demo.CONTACT_THRESHOLD / 3, f["free_r"]
 
 
+def test_contact_consistent_gravity_holds_the_standing_quadruped_that_otherwise_collapses(ros, spawned):
+    """The legged demo shortened: solo12 standing in MuJoCo for 1 s on the node's contact-consistent
+    gravity torques, and on its plain (base-held) gravity torques (make demo-legged: 5 s each, and
+    zero efforts)."""
+    from robot_dynamics.demo import legged_demo as demo  # imports rclpy
+    from robot_dynamics.demo.solo12 import FEET, solo12_files, srdf_posture
+
+    urdf, srdf = solo12_files()
+    model = load_urdf(urdf, floating_base=True)
+    posture, root = srdf_posture(srdf)
+    contacts, plain = (demo.record(run, urdf, list(model.joint_names), posture, root)
+                       for run in demo.runs(hold_time=1.0)[:2])
+    assert contacts.t[-1] >= 1.0 and plain.t[-1] >= 1.0
+    assert contacts.drift < demo.DRIFT_TARGET, contacts.drift
+    assert plain.drift > 10 * demo.DRIFT_TARGET and plain.height_change < -5 * demo.DRIFT_TARGET, plain.drift
+    # what the robot got is what contact inverse dynamics gives for where it stands
+    q = np.concatenate((contacts.position[-1], contacts.quaternion[-1], contacts.q[-1]))
+    tau, forces = rd.contact_inverse_dynamics(model, q, 0, 0, [(foot, "point") for foot in FEET])
+    np.testing.assert_allclose(contacts.effort[-1], tau[6:], atol=1e-3)
+    assert contacts.contact_forces and np.allclose(np.sum(contacts.contact_forces[-1][1], axis=0),
+                                                   [0.0, 0.0, model.total_mass * 9.81], atol=1e-3)
+    ours = [p.args[2] for p in spawned if p.args[1:2] == ["-m"]]
+    assert ours == ["robot_dynamics.demo.sim_legged", "robot_dynamics.ros"] * 2, ours
+
+
 def children_of(pid):
     """Live child processes of pid (Linux /proc)."""
     children = []

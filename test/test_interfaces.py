@@ -134,6 +134,33 @@ EXPECTED = {
         'contact': 'boolean',
         'joint_names': STR_SEQ,
     },
+    'ConstrainedForwardDynamics.Request': {
+        'joint_names': STR_SEQ,
+        'positions': F64_SEQ,
+        'velocities': F64_SEQ,
+        'efforts': F64_SEQ,
+        'base_pose': 'geometry_msgs/Pose',
+        'base_twist': 'geometry_msgs/Twist',
+        'contact_frames': STR_SEQ,
+        'contact_kinds': STR_SEQ,
+        'loop_frames_a': STR_SEQ,
+        'loop_frames_b': STR_SEQ,
+        'loop_kinds': STR_SEQ,
+        'baumgarte_kp': 'double',
+        'baumgarte_kd': 'double',
+    },
+    'ConstrainedForwardDynamics.Response': {
+        'success': 'boolean',
+        'message': 'string',
+        'joint_names': STR_SEQ,
+        'accelerations': F64_SEQ,
+        'base_acceleration': 'geometry_msgs/Accel',
+        'constraint_wrenches': WRENCHES,
+    },
+    'ContactForces': {
+        'header': 'std_msgs/Header',
+        'wrenches': WRENCHES,
+    },
 }
 
 
@@ -153,7 +180,8 @@ def test_fields_and_types(name):
 
 
 def test_services_have_type_support_and_names():
-    for name in ('InverseDynamics', 'ForwardDynamics', 'HybridDynamics', 'WrenchToJointTorques', 'IdentifyPayload'):
+    for name in ('InverseDynamics', 'ForwardDynamics', 'HybridDynamics', 'WrenchToJointTorques', 'IdentifyPayload',
+                 'ConstrainedForwardDynamics'):
         service = getattr(srv, name)
         assert service.Request.__name__ == f'{name}_Request'
         assert service.Response.__name__ == f'{name}_Response'
@@ -161,7 +189,7 @@ def test_services_have_type_support_and_names():
         for cls in (service, service.Request, service.Response):
             type(cls).__import_type_support__()
             assert cls._TYPE_SUPPORT is not None
-    for cls in (msg.LinkWrench, msg.Contact):
+    for cls in (msg.LinkWrench, msg.Contact, msg.ContactForces):
         type(cls).__import_type_support__()
         assert cls._TYPE_SUPPORT is not None
 

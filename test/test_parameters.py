@@ -46,6 +46,8 @@ BAD = {
     "feedforward.kd": [(INF, "inf"), ([1.0] * 5, "wrong length")],
     "feedforward.evaluate_at": [("later", "unknown choice"), (3, "wrong type")],
     "floating_base": [(1, "wrong type"), ("yes", "wrong type")],
+    "contacts.frames": [(["link6"], "fixed-base model"), (["link6", "link6"], "duplicate"), ("link6", "wrong type")],
+    "contacts.kind": [("line", "unknown kind"), (["point", "flat"], "unknown kind in a list"), (3, "wrong type")],
     "root_link": [("nope", "unknown link"), (2.0, "wrong type")],
     "tip_link": [("nope", "unknown link")],
     "urdf_file": [("/nonexistent/arm.urdf", "no such file"), (5, "wrong type")],

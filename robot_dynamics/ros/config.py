@@ -10,6 +10,7 @@ from .. import dynamics as rd
 from ..payload import PayloadError, add_payload
 from ..urdf import load_urdf
 from .external import ObserverConfig, observer_config
+from . import contacts as _contacts
 from .parameters import ParameterError
 
 #: what the node assumes for a coordinate joint_states cannot give
@@ -26,6 +27,7 @@ class Config:
     kd: np.ndarray
     feedback: bool            # any non-zero gain: the feedforward needs the measured state
     evaluate_at: str
+    contacts: object          # contacts.Contacts, or None: gravity and feedforward with the base held
     unmeasured: list          # joints joint_states cannot give (multi-coordinate, below the root)
     observer: ObserverConfig  # external torques and payload identification (external.py)
 
@@ -84,10 +86,11 @@ def build_config(params, description, load_cache):
         raise ParameterError("gravity", "parameters gravity and payload.mass: the gravity torques "
                                         "they give are not finite (values too large)")
     kp, kd = gains["feedforward.kp"], gains["feedforward.kd"]
+    contacts = _contacts.build(params, model)
     root = model.root_joint
     unmeasured = [j for j in model.joints if j.kind in ASSUMED and j is not root]
     return Config(model, joints, out_v, kp, kd, bool(kp.any() or kd.any()), params["feedforward.evaluate_at"],
-                  unmeasured, observer_config(params, model, joints, out_v))
+                  contacts, unmeasured, observer_config(params, model, joints, out_v))
 
 
 def unmeasured_notice(config):

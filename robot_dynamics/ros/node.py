@@ -17,6 +17,11 @@ Services ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_
 ~/identify_payload (asynchronous: it records joint_states for a while, see _identify_payload).
 Every parameter is documented in config/dynamics.yaml and checked by parameters.py.
 
+Contacts (contacts.py): with contacts.frames set on a floating-base model, gravity and feedforward
+torques are contact-consistent (the base's weight shared among the contacts), and
+  out ~/contact_forces        robot_dynamics_interfaces/ContactForces, the forces of ~/gravity_torques
+  srv ~/constrained_forward_dynamics  any contacts and loops (empty: the node's contacts.frames).
+
 joint_states is taken by a second, bare node `<name>_joint_states` on its own executor and thread:
 rclpy's executor rebuilds its wait set in Python on every wake-up, which with this node's services,
 parameters and timer was ~70 % of its CPU at 1 kHz.
@@ -44,14 +49,14 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rclpy.task import Future
 from robot_dynamics_interfaces import srv
-from robot_dynamics_interfaces.msg import Contact
+from robot_dynamics_interfaces.msg import Contact, ContactForces, LinkWrench
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from .. import dynamics as rd
 from ..control import computed_torque
-from . import diagnostics, external, identification, services
+from . import contacts, diagnostics, external, identification, services
 from .config import build_config, unmeasured_notice
 from .messages import RequestState, check_response_finite, error_text, set_twist
 from .parameters import PARAMETERS, ParameterError, StartupError, check_parameter, check_parameters, shown
@@ -121,6 +126,7 @@ class DynamicsNode(Node):
         self.create_subscription(PoseStamped, "~/base_pose", self.on_base_pose, qos_profile_sensor_data)
         for name, kind, handler in SERVICES:
             self.create_service(kind, f"~/{name}", self._guarded(handler))
+        self._init_contacts(publish)
 
         if config is not None:
             self._apply(config)
@@ -193,8 +199,11 @@ class DynamicsNode(Node):
             self.gravity_out[1].name = self.feedforward_out[1].name = config.joints
             stopped = self._apply_external(config)
         self._announce_external(config, stopped)
+        standing = "" if config.contacts is None else "; standing on " + ", ".join(
+            f"{frame} ({kind})" for frame, kind in config.contacts.spec)
         self.get_logger().info(f"model {model.name!r}: {len(model.joint_names)} joints, nq={model.nq}, "
-                               f"nv={model.nv}, total mass {model.total_mass:.3f} kg; output joints {config.joints}")
+                               f"nv={model.nv}, total mass {model.total_mass:.3f} kg; output joints {config.joints}"
+                               f"{standing}")
         notice = unmeasured_notice(config)
         if notice and not keep_state:
             self.get_logger().warning(notice)
@@ -261,7 +270,10 @@ class DynamicsNode(Node):
         if not state.complete:
             return self._throttled("waiting", f"waiting for joint_states of {state.missing}; publishing nothing", 5.0)
         stamp = msg.header.stamp
-        warning = self._publish(self.gravity_out, rd.gravity_torques(config.model, state.q), stamp, "gravity")
+        if config.contacts is None:
+            warning = self._publish(self.gravity_out, rd.gravity_torques(config.model, state.q), stamp, "gravity")
+        else:
+            warning = self._publish_contact_gravity(config, state.q, stamp)
         if self._reference is not None:
             warning = self._publish_feedforward(stamp) or warning
         warning = self._observe(stamp, velocity, effort) or warning
@@ -317,6 +329,55 @@ class DynamicsNode(Node):
                 warning = self._reject(f"base_pose rejected: {exc}")
         self._warn(warning)
 
+    # --- contacts (contacts.py): contact-consistent gravity and feedforward, ~/contact_forces, ---------
+    # --- ~/constrained_forward_dynamics ----------------------------------------------------------------
+    def _init_contacts(self, publish):
+        self.contact_forces_out = (publish(ContactForces, "~/contact_forces"), ContactForces())
+        self._contact_forces_frames = None      # the contacts the message's wrenches were made for
+
+        def constrained_forward_dynamics(model, request, response):     # run by _guarded, lock held
+            contacts.constrained_forward_dynamics(model, request, response, self.config.contacts, LinkWrench)
+        self.create_service(srv.ConstrainedForwardDynamics, "~/constrained_forward_dynamics",
+                            self._guarded(constrained_forward_dynamics))
+
+    def _publish_contact_gravity(self, config, q, stamp):
+        """Contact-consistent gravity torques (and their contact forces to ~/contact_forces) for the
+        measured state (lock held); nothing is published where the contacts cannot hold the base or
+        a number is not finite: the warning to log is returned."""
+        try:
+            tau, forces = contacts.gravity(config.model, q, config.contacts)
+        except ValueError as exc:       # ConstraintError, or values too large
+            return self._reject(f"contact-consistent gravity torques not published: {error_text(exc)}")
+        if not contacts.all_finite(forces):
+            return self._reject("contact forces not finite for this state (values too large): not published")
+        warning = self._publish(self.gravity_out, tau, stamp, "gravity")
+        if warning is None:
+            self._publish_contact_forces(config.contacts, forces, stamp)
+        return warning
+
+    def _publish_contact_forces(self, config_contacts, forces, stamp):
+        pub, msg = self.contact_forces_out
+        if not pub.get_subscription_count():
+            return
+        if self._contact_forces_frames is not config_contacts:     # a new configuration: new wrenches
+            msg.wrenches = [LinkWrench() for _ in config_contacts.frames]
+            self._contact_forces_frames = config_contacts
+        msg.header.stamp = stamp
+        contacts.fill_wrenches(msg.wrenches, config_contacts.frames, config_contacts.sizes, forces)
+        pub.publish(msg)
+
+    def _publish_contact_feedforward(self, config, state, feedback, stamp):
+        """The contact-consistent computed torque for the reference (contacts.feedforward)."""
+        q_d, v_d, a_d = self._reference
+        zero = np.zeros(config.model.nv)
+        try:
+            tau, _ = contacts.feedforward(config.model, config.contacts, state.q, state.v, q_d, v_d, a_d,
+                                          config.kp if feedback else zero, config.kd if feedback else zero,
+                                          config.evaluate_at)
+        except ValueError as exc:
+            return self._reject(f"contact-consistent feedforward torques not published: {error_text(exc)}")
+        return self._publish(self.feedforward_out, tau, stamp, "feedforward")
+
     # --- reference -> computed-torque feedforward -----------------------------------------------------
     def on_reference(self, msg):
         with self._lock:
@@ -353,6 +414,8 @@ class DynamicsNode(Node):
         config, state = self.config, self._state
         q_d, v_d, a_d = self._reference
         feedback = state.complete and config.feedback
+        if config.contacts is not None:
+            return self._publish_contact_feedforward(config, state, feedback, stamp)
         tau = computed_torque(config.model, state.q, state.v, q_d, v_d, a_d, config.kp if feedback else 0.0,
                               config.kd if feedback else 0.0, config.evaluate_at)
         return self._publish(self.feedforward_out, tau, stamp, "feedforward")

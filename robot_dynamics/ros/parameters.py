@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 import yaml
 
+from ..constrained import KINDS as CONTACT_KINDS
 from ..control import EVALUATE_AT
 from ..urdf import inertia_problem
 
@@ -101,6 +102,20 @@ def _choice(*choices):
     return check
 
 
+def _contact_kind(value):
+    """contacts.kind: one kind (a string) for every contact, or a non-empty list of kinds; kept as given."""
+    if isinstance(value, str):
+        if value not in CONTACT_KINDS:
+            raise ValueError
+        return value
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value):
+        raise TypeError
+    unknown = [v for v in value if v not in CONTACT_KINDS]
+    if unknown:
+        raise ValueError(f"unknown kinds {unknown}")
+    return list(value)
+
+
 def _payload_inertia(value):
     """ixx iyy izz ixy ixz iyz of a rigid body about its centre of mass: positive semi-definite, and
     its principal moments satisfy the triangle inequality (I1 + I2 >= I3), as the URDF loader asks."""
@@ -157,6 +172,15 @@ PARAMETERS = {
                               "a link name (a string)", _text),
     "floating_base": ParameterSpec(False, "give the root a free-flyer joint (base pose on ~/base_pose)",
                                    "true or false", _boolean),
+    # contacts of a floating-base robot (ros/contacts.py): contact-consistent gravity and feedforward
+    "contacts.frames": ParameterSpec(
+        [], "frames in contact with the world (feet): gravity and feedforward torques share the base's weight "
+            "among them (empty: no contacts, the base assumed held)",
+        "a list of distinct frame names of a model with a free-floating base", _names),
+    "contacts.kind": ParameterSpec(
+        ["point"], "contact kind: 'point' (a force at the frame origin) or '6d' (a wrench: a flat foot), one "
+                   "for every contact or one per contacts.frames entry",
+        f"one of {', '.join(CONTACT_KINDS)}, or a list of them (one per contacts.frames entry)", _contact_kind),
     "joints": ParameterSpec([], "output joint order (empty: the model's actuated joints)",
                             "a list of distinct joint names of the model", _names),
     "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the world frame [m/s^2]",

@@ -1,0 +1,221 @@
+"""Simulated legged robot, the Gazebo stand-in of the legged demo: a floating-base URDF in MuJoCo
+standing on the ground, stepped in real time (or in lockstep with its controller).
+
+Interface of a ros2_control legged robot with one effort controller and a base state estimator:
+- publishes, after every physics step, `base_pose` (geometry_msgs/PoseStamped: the root link in
+  the world, frame_id `world_frame`), `base_twist` (geometry_msgs/TwistStamped: its velocity in its
+  own frame, linear first), `joint_states` (positions, velocities and the applied efforts) and
+  `/clock`, all stamped with sim time, in that order (the dynamics node takes its base pose on
+  ~/base_pose: remap `base_pose` there);
+- takes efforts on `<controller>/commands` (std_msgs/Float64MultiArray in `joints` order), like
+  effort_controllers/JointGroupEffortController; a command holds until the next one.
+
+Contacts (mujoco_legged.py): a sphere of `foot_radius` at the origin of each link in `feet`, a box
+on the base (`base_box`, half sizes, centred at `base_box_offset`) so that a collapsing robot lands
+on its belly, and the ground plane z = 0 (sliding friction `ground_friction`). The robot starts at
+rest at `initial_positions` (joints) and `initial_base_pose` (x y z qx qy qz qw), lowered or raised
+so that its lowest foot touches the ground (`place_on_ground`, default true).
+
+Joint `damping` [N m s/rad], dry `friction` [N m] and `armature` (rotor inertia reflected through
+the gear, Ir N^2 [kg m^2]): one value per joint or one for all, default 0 (none): set them to what
+the real actuators have. `rate`, `wait_for_command` and `lockstep` as in sim_arm: with lockstep, a
+physics step waits for a command that arrived after the last state was published, as a controller
+inside the physics loop would (the loop then behaves the same however loaded the host is).
+
+Run: `sim_legged --ros-args -p urdf_file:=solo12.urdf -p "feet:=[FL_FOOT, FR_FOOT, HL_FOOT, HR_FOOT]"`
+(or `python -m robot_dynamics.demo.sim_legged`).
+"""
+import sys
+import threading
+import time
+
+import mujoco
+import numpy as np
+import rclpy
+from geometry_msgs.msg import PoseStamped, TwistStamped
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.time import Time
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from ..model import per_joint
+from ..ros.main import JOIN_TIMEOUT, StopSignals
+from ..urdf import urdf_text
+from .mujoco_legged import LeggedSpec, base_pose, base_twist, mujoco_legged, set_state
+
+MAX_LAG = 0.05          # s behind the wall clock the stepping may catch up on; beyond, sim time slows down
+LOCKSTEP_RESEND = 0.1   # s without a command before the same state is published again (lockstep)
+
+
+def _numbers(value, name, sizes):
+    x = np.atleast_1d(np.asarray(value, dtype=float)).reshape(-1)
+    if x.size not in sizes or not np.all(np.isfinite(x)):
+        raise ValueError(f"parameter {name} takes {' or '.join(map(str, sizes))} finite numbers, got {value!r}")
+    return x
+
+
+class SimLegged(Node):
+    def __init__(self):
+        super().__init__("sim_legged")
+        for name, default in (("urdf_file", ""), ("robot_description", ""), ("controller", "effort_controller"),
+                              ("world_frame", "world"), ("wait_for_command", True), ("lockstep", False),
+                              ("place_on_ground", True)):
+            self.declare_parameter(name, default)
+        for name in ("joints", "feet"):
+            self.declare_parameter(name, Parameter.Type.STRING_ARRAY)
+        for name, default in (("rate", 1000.0), ("foot_radius", 0.02), ("base_box", [0.0]),
+                              ("base_box_offset", [0.0, 0.0, 0.0]), ("ground_friction", 1.0),
+                              ("initial_positions", [0.0]), ("initial_base_pose", [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]),
+                              ("damping", [0.0]), ("friction", [0.0]), ("armature", [0.0])):   # ints accepted too
+            self.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True))
+        param = lambda name: self.get_parameter(name).value  # noqa: E731
+
+        urdf = param("robot_description") or (param("urdf_file") and urdf_text(param("urdf_file")))
+        if not urdf:
+            raise ValueError("set the parameter urdf_file or robot_description")
+        try:
+            feet = param("feet")
+        except ParameterUninitializedException:
+            raise ValueError("set the parameter feet: the links that stand on the ground") from None
+        try:
+            joints = param("joints")
+        except ParameterUninitializedException:
+            joints = None
+        box = _numbers(param("base_box"), "base_box", (1, 3))
+        spec = LeggedSpec(tuple(feet), float(param("foot_radius")), tuple(box) if box.size == 3 else (),
+                          tuple(_numbers(param("base_box_offset"), "base_box_offset", (3,))),
+                          float(param("ground_friction")))
+        self.period_ns = round(1e9 / float(param("rate")))
+        self.model = mujoco_legged(urdf, spec, joints, self.period_ns * 1e-9, param("damping"), param("friction"),
+                                   param("armature"))
+        self.data = mujoco.MjData(self.model)
+        self.joint_names = [self.model.actuator(i).name for i in range(self.model.nu)]
+        ids = self.model.actuator_trnid[:, 0]
+        self.qpos_index, self.dof_index = self.model.jnt_qposadr[ids], self.model.jnt_dofadr[ids]
+        pose = _numbers(param("initial_base_pose"), "initial_base_pose", (7,))
+        if abs(np.linalg.norm(pose[3:]) - 1.0) > 1e-3:
+            raise ValueError(f"parameter initial_base_pose: its quaternion (qx qy qz qw) must have unit norm, got {pose[3:]}")
+        start = set_state(self.model, self.data, pose[:3], pose[3:] / np.linalg.norm(pose[3:]),
+                          per_joint(param("initial_positions"), self.model.nu, "initial_positions"),
+                          param("place_on_ground"))
+
+        self.steps = 0
+        self.command = None if param("wait_for_command") else np.zeros(self.model.nu)  # None: paused
+        self.lockstep = param("lockstep")
+        self.fresh_command = threading.Event()   # a command arrived since the state was published
+        self.root_link = self.model.body(int(self.model.jnt_bodyid[self.model.joint("root").id])).name
+        self.pose_msg = PoseStamped()
+        self.pose_msg.header.frame_id = param("world_frame")
+        self.twist_msg = TwistStamped()
+        self.twist_msg.header.frame_id = self.root_link
+        self.pose_pub = self.create_publisher(PoseStamped, "base_pose", 10)
+        self.twist_pub = self.create_publisher(TwistStamped, "base_twist", 10)
+        self.state_pub = self.create_publisher(JointState, "joint_states", 10)
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10)
+        command_topic = f"{param('controller')}/commands"
+        self.create_subscription(Float64MultiArray, command_topic, self.on_command, 1)
+        self.get_logger().info(
+            f"{self.model.nu} joints ({', '.join(self.joint_names)}) on a free base {self.root_link!r}, feet "
+            f"{', '.join(spec.feet)} (r = {spec.foot_radius:g} m), base at z = {start[2]:.4f} m, "
+            f"{param('rate'):g} Hz, efforts on {command_topic}"
+            + (", paused until the first command" if self.command is None else "")
+            + (", lockstep with the commands" if self.lockstep else ""))
+
+    def on_command(self, msg):
+        if len(msg.data) != self.model.nu:
+            self.get_logger().error(f"command of {len(msg.data)} efforts for {self.model.nu} joints: ignored",
+                                    throttle_duration_sec=1.0)
+            return
+        command = np.array(msg.data)
+        if not np.all(np.isfinite(command)):
+            self.get_logger().error("command with NaN or inf efforts: ignored", throttle_duration_sec=1.0)
+            return
+        if self.command is None:
+            self.get_logger().info("first command received: running")
+        self.command = command
+        self.fresh_command.set()
+
+    def publish_state(self):
+        stamp = Time(nanoseconds=self.steps * self.period_ns).to_msg()
+        position, quaternion = base_pose(self.model, self.data)
+        pose = self.pose_msg.pose
+        pose.position.x, pose.position.y, pose.position.z = map(float, position)
+        o = pose.orientation
+        o.x, o.y, o.z, o.w = map(float, quaternion)
+        self.pose_msg.header.stamp = stamp
+        self.pose_pub.publish(self.pose_msg)
+        twist = base_twist(self.model, self.data)
+        t = self.twist_msg.twist
+        t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = map(float, twist)
+        self.twist_msg.header.stamp = stamp
+        self.twist_pub.publish(self.twist_msg)
+        msg = JointState(name=self.joint_names)
+        msg.header.stamp = stamp
+        msg.position = self.data.qpos[self.qpos_index].tolist()
+        msg.velocity = self.data.qvel[self.dof_index].tolist()
+        msg.effort = self.data.qfrc_actuator[self.dof_index].tolist()
+        self.state_pub.publish(msg)
+        self.clock_pub.publish(Clock(clock=stamp))
+
+    def run(self):
+        """Until shutdown: publish the state, sleep until the next wall-clock tick, step with the
+        latest command (commands are taken by an executor in another thread)."""
+        period = self.period_ns * 1e-9
+        next_tick = time.monotonic()
+        while rclpy.ok():
+            self.fresh_command.clear()
+            self.publish_state()
+            next_tick = max(next_tick + period, time.monotonic() - MAX_LAG)
+            time.sleep(max(0.0, next_tick - time.monotonic()))
+            if self.lockstep and not self.fresh_command.wait(LOCKSTEP_RESEND):
+                continue
+            if self.command is not None:
+                self.data.ctrl[:] = self.command
+                mujoco.mj_step(self.model, self.data)
+                self.steps += 1
+
+
+def _spin(executor):
+    try:
+        executor.spin()
+    except ExternalShutdownException:
+        pass
+
+
+def main(args=None, signals_received=()):
+    """Run until SIGINT or SIGTERM (exit code 0; 1 for a bad parameter or URDF), signals taken as
+    the dynamics node and sim_arm take them (ros.main.StopSignals)."""
+    stop = StopSignals(signals_received)     # before rclpy.init: rclpy chains its handler to these
+    rclpy.init(args=args)
+    executor = SingleThreadedExecutor()
+    spinner = threading.Thread(target=_spin, args=(executor,), daemon=True)
+    code = 0
+    try:
+        if not stop.received:
+            node = SimLegged()
+            executor.add_node(node)
+            spinner.start()
+            with stop.raising():
+                node.run()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ValueError as exc:   # a bad parameter or URDF, named in the message
+        if not stop.received:
+            rclpy.logging.get_logger("sim_legged").fatal(str(exc))
+            code = 1
+    finally:
+        rclpy.try_shutdown()    # ends the executor's spin, unless rclpy's signal thread shut the context
+        executor.wake()         # down first: then this wakes it to see that
+        if spinner.is_alive():
+            spinner.join(JOIN_TIMEOUT)
+        stop.ignore()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
