@@ -82,7 +82,7 @@ print(" ".join(sorted(f for f in os.listdir(os.path.join(get_package_prefix("rob
     assert module.startswith(install) and interfaces.startswith(install), (module, interfaces)
     assert prefix == os.path.join(install, "robot_dynamics")
     assert launch_files.split() == ["demo.launch.py", "dynamics.launch.py"]
-    assert executables.split() == ["closed_loop_demo", "dynamics_node", "sim_arm"]
+    assert executables.split() == ["closed_loop_demo", "dynamics_node", "legged_demo", "sim_arm", "sim_legged"]
 
 
 def test_the_installed_node_answers_and_stops_cleanly(workspace):

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from rosnode import Client, NodeProcess, rclpy, stamp_ns, stop_all
+from rosnode import NodeProcess, rclpy, stamp_ns
 
 from geometry_msgs.msg import PoseStamped  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
@@ -34,16 +34,6 @@ BASE = np.array([0.03, -0.01, 0.85, 0.0, 0.0, math.sin(0.1), math.cos(0.1)])   #
 def close(a, b, tol=1e-9):
     a, b = np.asarray(a, float), np.asarray(b, float)
     return a.shape == b.shape and np.all(np.abs(a - b) <= tol * (1 + np.abs(b)))
-
-
-@pytest.fixture(scope="module")
-def client():
-    rclpy.init()
-    c = Client()
-    yield c
-    c.close()
-    stop_all()
-    rclpy.shutdown()
 
 
 @pytest.fixture(scope="module")

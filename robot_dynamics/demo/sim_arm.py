@@ -31,21 +31,18 @@ Sim time advances at most one step per wall-clock period; when the host cannot k
 real-time factor drops below 1 instead of steps being skipped. With `lockstep`, a step also waits
 for a command that arrived after the last state was published, as if the controller ran inside the
 physics loop (like gz_ros2_control's): the loop then behaves the same however loaded the host is,
-only slower. A state left unanswered for LOCKSTEP_RESEND (a lost message, or nobody listening yet)
+only slower. A state left unanswered for simulator.LOCKSTEP_RESEND (a lost message, or nobody listening yet)
 is published again.
 
 Run: `sim_arm --ros-args -p urdf_file:=urdf/puma560.urdf` (or `python -m robot_dynamics.demo.sim_arm`).
 """
 import sys
 import threading
-import time
 
 import mujoco
 import numpy as np
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.time import Time
@@ -53,13 +50,11 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from . import simulator
 from ..model import per_joint
 from .mujoco_model import Payload, apply_wrench, clear_wrench, mujoco_arm
-from ..ros.main import JOIN_TIMEOUT, StopSignals
 from ..urdf import inertia_problem, urdf_text
 
-MAX_LAG = 0.05          # s behind the wall clock the stepping may catch up on; beyond, sim time slows down
-LOCKSTEP_RESEND = 0.1   # s without a command before the same state is published again (lockstep)
 
 
 class SimArm(Node):
@@ -156,26 +151,16 @@ class SimArm(Node):
         msg.effort = effort.tolist()
         self.state_pub.publish(msg)
 
+    def _apply_wrench(self):
+        """The wrench.* push, during its window of steps."""
+        if self.wrench_steps and self.wrench_steps[0] <= self.steps < self.wrench_steps[1]:
+            apply_wrench(self.model, self.data, *self.wrench)
+        elif self.wrench_steps:
+            clear_wrench(self.data)
+
     def run(self):
-        """Until shutdown: publish the state, sleep until the next wall-clock tick, step with the
-        latest command (commands are taken by an executor in another thread)."""
-        period = self.period_ns * 1e-9
-        next_tick = time.monotonic()
-        while rclpy.ok():
-            self.fresh_command.clear()
-            self.publish_state()
-            next_tick = max(next_tick + period, time.monotonic() - MAX_LAG)
-            time.sleep(max(0.0, next_tick - time.monotonic()))
-            if self.lockstep and not self.fresh_command.wait(LOCKSTEP_RESEND):
-                continue
-            if self.command is not None:
-                self.data.ctrl[:] = self.command
-                if self.wrench_steps and self.wrench_steps[0] <= self.steps < self.wrench_steps[1]:
-                    apply_wrench(self.model, self.data, *self.wrench)
-                elif self.wrench_steps:
-                    clear_wrench(self.data)
-                mujoco.mj_step(self.model, self.data)
-                self.steps += 1
+        """Until shutdown (simulator.step_loop)."""
+        simulator.step_loop(self, self._apply_wrench)
 
 
 def numbers(param, name, n):
@@ -191,41 +176,9 @@ def numbers(param, name, n):
     return x
 
 
-def spin_until_shutdown(executor):
-    try:
-        executor.spin()
-    except ExternalShutdownException:
-        pass
-
-
 def main(args=None, signals_received=()):
-    """Run until SIGINT or SIGTERM (exit code 0; 1 for a bad parameter or URDF). Signals are taken as
-    the dynamics node takes them (node.StopSignals): a second Ctrl-C does not interrupt the cleanup."""
-    stop = StopSignals(signals_received)     # before rclpy.init: rclpy chains its handler to these
-    rclpy.init(args=args)
-    executor = SingleThreadedExecutor()
-    spinner = threading.Thread(target=spin_until_shutdown, args=(executor,), daemon=True)
-    code = 0
-    try:
-        if not stop.received:
-            node = SimArm()
-            executor.add_node(node)
-            spinner.start()
-            with stop.raising():
-                node.run()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except ValueError as exc:   # a bad parameter or URDF, named in the message
-        if not stop.received:
-            rclpy.logging.get_logger("sim_arm").fatal(str(exc))
-            code = 1
-    finally:
-        rclpy.try_shutdown()    # ends the executor's spin, unless rclpy's signal thread shut the context
-        executor.wake()         # down first: then this wakes it to see that
-        if spinner.is_alive():
-            spinner.join(JOIN_TIMEOUT)
-        stop.ignore()
-    return code
+    """Run until SIGINT or SIGTERM (exit code 0; 1 for a bad parameter or URDF): simulator.main."""
+    return simulator.main(SimArm, "sim_arm", args, signals_received)
 
 
 if __name__ == "__main__":

@@ -27,15 +27,12 @@ Run: `sim_legged --ros-args -p urdf_file:=solo12.urdf -p "feet:=[FL_FOOT, FR_FOO
 """
 import sys
 import threading
-import time
 
 import mujoco
 import numpy as np
-import rclpy
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.time import Time
@@ -43,13 +40,11 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from . import simulator
 from ..model import per_joint
-from ..ros.main import JOIN_TIMEOUT, StopSignals
 from ..urdf import urdf_text
 from .mujoco_legged import LeggedSpec, base_pose, base_twist, mujoco_legged, set_state
 
-MAX_LAG = 0.05          # s behind the wall clock the stepping may catch up on; beyond, sim time slows down
-LOCKSTEP_RESEND = 0.1   # s without a command before the same state is published again (lockstep)
 
 
 def _numbers(value, name, sizes):
@@ -163,58 +158,13 @@ class SimLegged(Node):
         self.clock_pub.publish(Clock(clock=stamp))
 
     def run(self):
-        """Until shutdown: publish the state, sleep until the next wall-clock tick, step with the
-        latest command (commands are taken by an executor in another thread)."""
-        period = self.period_ns * 1e-9
-        next_tick = time.monotonic()
-        while rclpy.ok():
-            self.fresh_command.clear()
-            self.publish_state()
-            next_tick = max(next_tick + period, time.monotonic() - MAX_LAG)
-            time.sleep(max(0.0, next_tick - time.monotonic()))
-            if self.lockstep and not self.fresh_command.wait(LOCKSTEP_RESEND):
-                continue
-            if self.command is not None:
-                self.data.ctrl[:] = self.command
-                mujoco.mj_step(self.model, self.data)
-                self.steps += 1
-
-
-def _spin(executor):
-    try:
-        executor.spin()
-    except ExternalShutdownException:
-        pass
+        """Until shutdown (simulator.step_loop)."""
+        simulator.step_loop(self)
 
 
 def main(args=None, signals_received=()):
-    """Run until SIGINT or SIGTERM (exit code 0; 1 for a bad parameter or URDF), signals taken as
-    the dynamics node and sim_arm take them (ros.main.StopSignals)."""
-    stop = StopSignals(signals_received)     # before rclpy.init: rclpy chains its handler to these
-    rclpy.init(args=args)
-    executor = SingleThreadedExecutor()
-    spinner = threading.Thread(target=_spin, args=(executor,), daemon=True)
-    code = 0
-    try:
-        if not stop.received:
-            node = SimLegged()
-            executor.add_node(node)
-            spinner.start()
-            with stop.raising():
-                node.run()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except ValueError as exc:   # a bad parameter or URDF, named in the message
-        if not stop.received:
-            rclpy.logging.get_logger("sim_legged").fatal(str(exc))
-            code = 1
-    finally:
-        rclpy.try_shutdown()    # ends the executor's spin, unless rclpy's signal thread shut the context
-        executor.wake()         # down first: then this wakes it to see that
-        if spinner.is_alive():
-            spinner.join(JOIN_TIMEOUT)
-        stop.ignore()
-    return code
+    """Run until SIGINT or SIGTERM (exit code 0; 1 for a bad parameter or URDF): simulator.main."""
+    return simulator.main(SimLegged, "sim_legged", args, signals_received)
 
 
 if __name__ == "__main__":
