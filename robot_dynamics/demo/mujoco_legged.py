@@ -5,13 +5,12 @@ neither needed nor always found: a sphere at each foot, an optional box for the 
 collapsing robot comes to rest on its belly), and the ground plane. Contacts are MuJoCo's soft
 contacts with their default stiffness (solref 0.02 s, critically damped), pyramidal friction cones.
 """
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
-from ..model import per_joint
+from .mujoco_model import add_motors, spec_without_geometry
 
 ROOT_JOINT = "root"     # the free joint added to the URDF's root body
 
@@ -32,18 +31,9 @@ def mujoco_legged(urdf, spec, joints=None, timestep=1e-3, damping=0.0, friction=
     (z = 0, gravity -z). Joint damping, dry friction and armature (rotor inertia reflected through the
     gear, Ir N^2) are set from the arguments, one value for all joints or one per joint; the URDF's
     <dynamics> are not used. Robot geoms collide only with the ground."""
-    robot = ET.fromstring(urdf)
-    for link in robot.iter("link"):
-        for geometry in link.findall("visual") + link.findall("collision"):
-            link.remove(geometry)
-    mj = mujoco.MjSpec.from_string(ET.tostring(robot, encoding="unicode"))
-    mj.option.timestep = timestep
+    mj = spec_without_geometry(urdf, timestep)
     mj.compiler.fusestatic = False      # the feet stay bodies of their own (their frames are the URDF's)
-    by_name = {joint.name: joint for joint in mj.joints}
-    joints = list(by_name) if joints is None else list(joints)
-    unknown = [name for name in joints if name not in by_name]
-    if unknown:
-        raise ValueError(f"joints not in the URDF: {', '.join(unknown)}")
+    add_motors(mj, joints, damping, friction, armature)
     bodies = {body.name: body for body in mj.bodies}
     missing = [name for name in spec.feet if name not in bodies]
     if missing:
@@ -61,15 +51,6 @@ def mujoco_legged(urdf, spec, joints=None, timestep=1e-3, damping=0.0, friction=
                               size=[spec.foot_radius, 0.0, 0.0], **robot_geom)
     mj.worldbody.add_geom(name="ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[10.0, 10.0, 0.1],
                           contype=1, conaffinity=1, friction=[spec.ground_friction, 0.005, 0.0001])
-    damping = per_joint(damping, len(joints), "damping")
-    friction = per_joint(friction, len(joints), "friction")
-    armature = per_joint(armature, len(joints), "armature")
-    for name, joint_damping, joint_friction, joint_armature in zip(joints, damping, friction, armature):
-        joint = by_name[name]
-        joint.damping = [joint_damping, 0.0, 0.0]
-        joint.frictionloss = joint_friction
-        joint.armature = joint_armature
-        mj.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
     return mj.compile()
 
 

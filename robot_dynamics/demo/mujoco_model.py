@@ -21,24 +21,21 @@ class Payload:
     inertia: tuple = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
-def mujoco_arm(urdf, joints=None, timestep=1e-3, damping=0.0, friction=0.0, armature=0.0, payload=None,
-               wrench_link=None):
-    """Compile a URDF into a MuJoCo model with one motor actuator per joint, in `joints` order.
-
-    Inertias come from the <inertial> elements only (no geometry is kept); joint damping, dry
-    friction and armature (rotor inertia reflected through the gear, added to M's diagonal) are
-    set from the arguments (one value per joint or one for all; default 0), not from the URDF.
-    Position limits and effort limits (clamping the actuator force) are MuJoCo's import of the
-    URDF <limit>. payload: a Payload the URDF does not have, added as a body on its link before
-    compiling. wrench_link: a link whose origin gets the site WRENCH_SITE (sim_arm applies its
-    external wrench there).
-    """
+def spec_without_geometry(urdf, timestep):
+    """A MuJoCo spec of the URDF text with its <visual> and <collision> elements dropped (inertias
+    from <inertial> only; meshes are neither needed nor always found)."""
     robot = ET.fromstring(urdf)
     for link in robot.iter("link"):
         for geometry in link.findall("visual") + link.findall("collision"):
             link.remove(geometry)
     spec = mujoco.MjSpec.from_string(ET.tostring(robot, encoding="unicode"))
     spec.option.timestep = timestep
+    return spec
+
+
+def add_motors(spec, joints, damping, friction, armature):
+    """One motor actuator per joint, in `joints` order (None: every joint of the spec), with joint
+    damping, dry friction and armature set from the arguments (one value for all or one per joint)."""
     by_name = {joint.name: joint for joint in spec.joints}
     joints = list(by_name) if joints is None else list(joints)
     unknown = [name for name in joints if name not in by_name]
@@ -53,6 +50,22 @@ def mujoco_arm(urdf, joints=None, timestep=1e-3, damping=0.0, friction=0.0, arma
         joint.frictionloss = joint_friction
         joint.armature = joint_armature
         spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+
+
+def mujoco_arm(urdf, joints=None, timestep=1e-3, damping=0.0, friction=0.0, armature=0.0, payload=None,
+               wrench_link=None):
+    """Compile a URDF into a MuJoCo model with one motor actuator per joint, in `joints` order.
+
+    Inertias come from the <inertial> elements only (no geometry is kept); joint damping, dry
+    friction and armature (rotor inertia reflected through the gear, added to M's diagonal) are
+    set from the arguments (one value per joint or one for all; default 0), not from the URDF.
+    Position limits and effort limits (clamping the actuator force) are MuJoCo's import of the
+    URDF <limit>. payload: a Payload the URDF does not have, added as a body on its link before
+    compiling. wrench_link: a link whose origin gets the site WRENCH_SITE (sim_arm applies its
+    external wrench there).
+    """
+    spec = spec_without_geometry(urdf, timestep)
+    add_motors(spec, joints, damping, friction, armature)
     bodies = {body.name for body in spec.bodies}
     if payload is not None and payload.mass > 0:
         if payload.link not in bodies:

@@ -26,35 +26,22 @@ Run: `sim_legged --ros-args -p urdf_file:=solo12.urdf -p "feet:=[FL_FOOT, FR_FOO
 (or `python -m robot_dynamics.demo.sim_legged`).
 """
 import sys
-import threading
 
-import mujoco
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
-from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.time import Time
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 
 from . import simulator
 from ..model import per_joint
-from ..urdf import urdf_text
 from .mujoco_legged import LeggedSpec, base_pose, base_twist, mujoco_legged, set_state
+from .simulator import numbers
 
 
 
-def _numbers(value, name, sizes):
-    x = np.atleast_1d(np.asarray(value, dtype=float)).reshape(-1)
-    if x.size not in sizes or not np.all(np.isfinite(x)):
-        raise ValueError(f"parameter {name} takes {' or '.join(map(str, sizes))} finite numbers, got {value!r}")
-    return x
-
-
-class SimLegged(Node):
+class SimLegged(simulator.SimulatedRobot):
     def __init__(self):
         super().__init__("sim_legged")
         for name, default in (("urdf_file", ""), ("robot_description", ""), ("controller", "effort_controller"),
@@ -68,41 +55,28 @@ class SimLegged(Node):
                               ("initial_positions", [0.0]), ("initial_base_pose", [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]),
                               ("damping", [0.0]), ("friction", [0.0]), ("armature", [0.0])):   # ints accepted too
             self.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True))
-        param = lambda name: self.get_parameter(name).value  # noqa: E731
+        param = self.param
 
-        urdf = param("robot_description") or (param("urdf_file") and urdf_text(param("urdf_file")))
-        if not urdf:
-            raise ValueError("set the parameter urdf_file or robot_description")
+        urdf, joints = self.urdf_and_joints()
         try:
             feet = param("feet")
         except ParameterUninitializedException:
             raise ValueError("set the parameter feet: the links that stand on the ground") from None
-        try:
-            joints = param("joints")
-        except ParameterUninitializedException:
-            joints = None
-        box = _numbers(param("base_box"), "base_box", (1, 3))
+        box = numbers(param("base_box"), "base_box", 1, 3)
         spec = LeggedSpec(tuple(feet), float(param("foot_radius")), tuple(box) if box.size == 3 else (),
-                          tuple(_numbers(param("base_box_offset"), "base_box_offset", (3,))),
+                          tuple(numbers(param("base_box_offset"), "base_box_offset", 3)),
                           float(param("ground_friction")))
         self.period_ns = round(1e9 / float(param("rate")))
-        self.model = mujoco_legged(urdf, spec, joints, self.period_ns * 1e-9, param("damping"), param("friction"),
-                                   param("armature"))
-        self.data = mujoco.MjData(self.model)
-        self.joint_names = [self.model.actuator(i).name for i in range(self.model.nu)]
-        ids = self.model.actuator_trnid[:, 0]
-        self.qpos_index, self.dof_index = self.model.jnt_qposadr[ids], self.model.jnt_dofadr[ids]
-        pose = _numbers(param("initial_base_pose"), "initial_base_pose", (7,))
+        self.attach(mujoco_legged(urdf, spec, joints, self.period_ns * 1e-9, param("damping"), param("friction"),
+                                  param("armature")))
+        pose = numbers(param("initial_base_pose"), "initial_base_pose", 7)
         if abs(np.linalg.norm(pose[3:]) - 1.0) > 1e-3:
             raise ValueError(f"parameter initial_base_pose: its quaternion (qx qy qz qw) must have unit norm, got {pose[3:]}")
         start = set_state(self.model, self.data, pose[:3], pose[3:] / np.linalg.norm(pose[3:]),
                           per_joint(param("initial_positions"), self.model.nu, "initial_positions"),
                           param("place_on_ground"))
 
-        self.steps = 0
-        self.command = None if param("wait_for_command") else np.zeros(self.model.nu)  # None: paused
-        self.lockstep = param("lockstep")
-        self.fresh_command = threading.Event()   # a command arrived since the state was published
+        command_topic = self.start()
         self.root_link = self.model.body(int(self.model.jnt_bodyid[self.model.joint("root").id])).name
         self.pose_msg = PoseStamped()
         self.pose_msg.header.frame_id = param("world_frame")
@@ -110,10 +84,6 @@ class SimLegged(Node):
         self.twist_msg.header.frame_id = self.root_link
         self.pose_pub = self.create_publisher(PoseStamped, "base_pose", 10)
         self.twist_pub = self.create_publisher(TwistStamped, "base_twist", 10)
-        self.state_pub = self.create_publisher(JointState, "joint_states", 10)
-        self.clock_pub = self.create_publisher(Clock, "/clock", 10)
-        command_topic = f"{param('controller')}/commands"
-        self.create_subscription(Float64MultiArray, command_topic, self.on_command, 1)
         self.get_logger().info(
             f"{self.model.nu} joints ({', '.join(self.joint_names)}) on a free base {self.root_link!r}, feet "
             f"{', '.join(spec.feet)} (r = {spec.foot_radius:g} m), base at z = {start[2]:.4f} m, "
@@ -121,22 +91,8 @@ class SimLegged(Node):
             + (", paused until the first command" if self.command is None else "")
             + (", lockstep with the commands" if self.lockstep else ""))
 
-    def on_command(self, msg):
-        if len(msg.data) != self.model.nu:
-            self.get_logger().error(f"command of {len(msg.data)} efforts for {self.model.nu} joints: ignored",
-                                    throttle_duration_sec=1.0)
-            return
-        command = np.array(msg.data)
-        if not np.all(np.isfinite(command)):
-            self.get_logger().error("command with NaN or inf efforts: ignored", throttle_duration_sec=1.0)
-            return
-        if self.command is None:
-            self.get_logger().info("first command received: running")
-        self.command = command
-        self.fresh_command.set()
-
     def publish_state(self):
-        stamp = Time(nanoseconds=self.steps * self.period_ns).to_msg()
+        stamp = self.stamp()
         position, quaternion = base_pose(self.model, self.data)
         pose = self.pose_msg.pose
         pose.position.x, pose.position.y, pose.position.z = map(float, position)
@@ -149,17 +105,8 @@ class SimLegged(Node):
         t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = map(float, twist)
         self.twist_msg.header.stamp = stamp
         self.twist_pub.publish(self.twist_msg)
-        msg = JointState(name=self.joint_names)
-        msg.header.stamp = stamp
-        msg.position = self.data.qpos[self.qpos_index].tolist()
-        msg.velocity = self.data.qvel[self.dof_index].tolist()
-        msg.effort = self.data.qfrc_actuator[self.dof_index].tolist()
-        self.state_pub.publish(msg)
+        self.publish_joint_states(stamp, self.data.qfrc_actuator[self.dof_index])
         self.clock_pub.publish(Clock(clock=stamp))
-
-    def run(self):
-        """Until shutdown (simulator.step_loop)."""
-        simulator.step_loop(self)
 
 
 def main(args=None, signals_received=()):
