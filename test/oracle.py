@@ -9,6 +9,14 @@ pin = pytest.importorskip("pinocchio")
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix", "share", "example-robot-data", "robots")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: an arm whose last link, a rotor with mass but no rotational inertia turning about its own COM, makes M singular
+SINGULAR_ROTOR = (
+    '<robot name="r"><link name="base"/><link name="upper"><inertial><origin xyz="0.3 0 0"/><mass value="1"/>'
+    '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link><link name="rotor">'
+    '<inertial><mass value="0.5"/><inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+    '<joint name="shoulder" type="continuous"><parent link="base"/><child link="upper"/><axis xyz="0 0 1"/></joint>'
+    '<joint name="spin" type="continuous"><parent link="upper"/><child link="rotor"/><axis xyz="0 0 1"/></joint>'
+    '</robot>')
 URDFS = {
     "panda": os.path.join(ROBOTS, "panda_description", "urdf", "panda.urdf"),
     "ur5": os.path.join(ROBOTS, "ur_description", "urdf", "ur5_robot.urdf"),

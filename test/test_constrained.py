@@ -10,7 +10,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from oracle import ROBOTS, Pair, pin, rel_err
+from oracle import ROBOTS, SINGULAR_ROTOR, Pair, pin, rel_err
+from robot_dynamics import load_urdf
 from robot_dynamics import dynamics as rd
 from robot_dynamics.dynamics import ConstraintError, SingularMassMatrixError
 
@@ -276,13 +277,7 @@ def test_impossible_constraints_are_errors_naming_them():
 
 
 def test_singular_mass_matrix_is_an_error():
-    m = __import__("robot_dynamics").load_urdf(
-        '<robot name="r"><link name="base"/><link name="upper"><inertial><origin xyz="0.3 0 0"/><mass value="1"/>'
-        '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link><link name="rotor">'
-        '<inertial><mass value="0.5"/><inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/></inertial></link>'
-        '<joint name="shoulder" type="continuous"><parent link="base"/><child link="upper"/><axis xyz="0 0 1"/></joint>'
-        '<joint name="spin" type="continuous"><parent link="upper"/><child link="rotor"/><axis xyz="0 0 1"/></joint>'
-        '</robot>')
+    m = load_urdf(SINGULAR_ROTOR)
     with pytest.raises(SingularMassMatrixError, match="Suspect links .*: rotor"):
         rd.constrained_forward_dynamics(m, np.zeros(2), np.zeros(2), np.ones(2), [("upper", "point")])
 

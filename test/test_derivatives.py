@@ -4,7 +4,8 @@ inv(G^T M G)) and against central finite differences on the tangent space (q (+)
 import numpy as np
 import pytest
 
-from oracle import Pair, pin, rel_err
+from oracle import SINGULAR_ROTOR, Pair, pin, rel_err
+from robot_dynamics import load_urdf
 from robot_dynamics import dynamics as rd
 
 ROBOTS = [("panda", False), ("ur5", False), ("talos", False), ("talos", True), ("mimic", False), ("mimic", True),
@@ -184,13 +185,7 @@ def test_bad_input_is_named():
 
 def test_singular_mass_matrix_is_an_error():
     from robot_dynamics.dynamics import SingularMassMatrixError
-    m = __import__("robot_dynamics").load_urdf(
-        '<robot name="r"><link name="base"/><link name="upper"><inertial><origin xyz="0.3 0 0"/><mass value="1"/>'
-        '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link><link name="rotor">'
-        '<inertial><mass value="0.5"/><inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/></inertial></link>'
-        '<joint name="shoulder" type="continuous"><parent link="base"/><child link="upper"/><axis xyz="0 0 1"/></joint>'
-        '<joint name="spin" type="continuous"><parent link="upper"/><child link="rotor"/><axis xyz="0 0 1"/></joint>'
-        '</robot>')
+    m = load_urdf(SINGULAR_ROTOR)
     with pytest.raises(SingularMassMatrixError, match="Suspect links .*: rotor"):
         rd.forward_dynamics_derivatives(m, np.zeros(2), np.zeros(2), np.ones(2))
     dq, dv, M = rd.inverse_dynamics_derivatives(m, np.zeros(2), np.zeros(2), np.ones(2))   # fine without a solve

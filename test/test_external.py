@@ -17,6 +17,7 @@ from robot_dynamics.ros.external import EffortSample, ExternalTorques, diagnosti
 from robot_dynamics.ros.messages import JointStateMap
 from robot_dynamics.ros.parameters import PARAMETERS, ParameterError, check_parameters
 from robot_dynamics.ros.state import MeasuredState
+from scripted import motion
 
 PUMA = bundled_urdf("puma560")
 MS = 1_000_000      # ns
@@ -30,25 +31,6 @@ def params(**changes):
 
 def config(**changes):
     return build_config(params(urdf_file=PUMA, **changes), PUMA, {})
-
-
-def motion(model, t, payload=None, tau_ext=None):
-    """A smooth scripted motion (all joints, the wrist most): q, v and the efforts that realise it,
-    for the model with `payload` (link, mass, com, inertia) and an external torque tau_ext(t)."""
-    k = np.arange(model.nv)
-    w = 2 * np.pi * np.array([0.3, 0.4, 0.5, 0.9, 1.1, 1.3])
-    amp = np.array([0.3, 0.3, 0.3, 0.9, 0.8, 1.0])
-    q = np.array([0.4, -0.8, 1.2, 0.5, -0.6, 0.3]) + amp * np.sin(w * t + k)
-    v = amp * w * np.cos(w * t + k)
-    a = -amp * w**2 * np.sin(w * t + k)
-    loaded = model
-    if payload is not None:
-        loaded = copy.deepcopy(model)
-        add_payload(loaded, *payload)
-    tau = rd.inverse_dynamics(loaded, q, v, a)
-    if tau_ext is not None:
-        tau = tau - tau_ext(t)          # M qdd + C qd + g = tau + tau_ext
-    return q, v, tau
 
 
 # --- configuration -----------------------------------------------------------------------------------
@@ -138,8 +120,8 @@ def test_observer_equals_the_library_on_the_same_samples_with_contact_and_wrench
     model = c.model
     push = np.array([0.0, 15.0, -10.0, 0.0, 0.0, 0.0])
 
-    def tau_ext(t):
-        return rd.wrench_to_joint_torques(model, motion(model, t)[0], "tool0", push) if t >= 0.15 else np.zeros(6)
+    def tau_ext(t, q):
+        return rd.wrench_to_joint_torques(model, q, "tool0", push) if t >= 0.15 else np.zeros(6)
     stamps = 5_000 * MS + np.arange(300) * MS
     samples = [motion(model, (s - stamps[0]) * 1e-9, tau_ext=tau_ext) for s in stamps]
     ext, out = observe(c, stamps, samples)
@@ -180,7 +162,7 @@ def test_stamps_duplicate_back_and_gaps():
     c = config(observer__max_interval=0.05)
     model = c.model
     times = [0.0, 0.001, 0.002, 0.002, 0.003, 0.0025, 0.0035, 0.2, 0.201]
-    samples = [motion(model, t, tau_ext=lambda t: np.full(6, 0.5)) for t in times]
+    samples = [motion(model, t, tau_ext=lambda t, q: np.full(6, 0.5)) for t in times]
     _, out = observe(c, [round(t * 1e9) for t in times], samples)
     assert [o[0] for o in out] == [True] * len(times)
     assert np.any(out[2][1]) and np.array_equal(out[3][1], out[2][1])        # a resent state: the same answer

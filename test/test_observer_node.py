@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import pytest
+import scripted
 from rosnode import NodeProcess, rclpy, stamp_ns
 
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
@@ -54,22 +55,10 @@ def observer_node(*params):
 
 
 def motion(model, t, payload=None, push=True):
-    """A smooth scripted motion and the efforts that realise it (with a payload, and minus the torque of
-    PUSH after PUSH_AT): q, v, tau."""
-    k = np.arange(6)
-    w = 2 * np.pi * np.array([0.3, 0.4, 0.5, 0.9, 1.1, 1.3])
-    amp = np.array([0.3, 0.3, 0.3, 0.9, 0.8, 1.0])
-    q = np.array([0.4, -0.8, 1.2, 0.5, -0.6, 0.3]) + amp * np.sin(w * t + k)
-    v = amp * w * np.cos(w * t + k)
-    a = -amp * w**2 * np.sin(w * t + k)
-    loaded = model
-    if payload is not None:
-        loaded = copy.deepcopy(model)
-        add_payload(loaded, *payload)
-    tau = rd.inverse_dynamics(loaded, q, v, a)
-    if push and t >= PUSH_AT:
-        tau = tau - rd.wrench_to_joint_torques(model, q, "tool0", PUSH)
-    return q, v, tau
+    """scripted.motion with a payload, and minus the torque of PUSH on tool0 from PUSH_AT on: q, v, tau."""
+    def pushed(t, q):
+        return rd.wrench_to_joint_torques(model, q, "tool0", PUSH) if t >= PUSH_AT else 0.0
+    return scripted.motion(model, t, payload, pushed if push else None)
 
 
 def joint_state(names, q, v, tau, stamp):
