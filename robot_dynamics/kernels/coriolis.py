@@ -6,7 +6,7 @@ from ..layout import VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
 from .common import NONFINITE, OK, chunk, ndofs, parent, usable, user_v, workspace
 from .jit import fast, parallel, prange
-from .kinematics import kinematics
+from .kinematics import body_velocity, kinematics
 from .spatial import ZERO6, axpy, cross_force, cross_motion, dot6, get6, inertia_times, mat6_times, plus, set6
 
 #: per body: velocity, Sdot = v x S for each coordinate, and B (6x6, row-major)
@@ -26,9 +26,7 @@ def coriolis(model, q, v, C, W):
     nb = model.shape[0] - 1
     for i in range(nb):
         par = parent(model, i)
-        vi = get6(W, par, W_V) if par >= 0 else ZERO6
-        for d in range(ndofs(model, i)):
-            vi = axpy(v[user_v(model, i, d)] * model[i, VSCALE], get6(W, i, W_S + 6 * d), vi)
+        vi = body_velocity(model, v, W, i, get6(W, par, W_V) if par >= 0 else ZERO6)
         set6(W, i, W_V, vi)
         for d in range(ndofs(model, i)):
             set6(W, i, W_SDOT + 6 * d, cross_motion(vi, get6(W, i, W_S + 6 * d)))

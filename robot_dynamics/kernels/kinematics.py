@@ -7,11 +7,11 @@ layout.ORIGIN_BODY (on the robot; the world origin when only a chain is placed, 
 an inertia about a point d away carries m d^2, and a robot 1 km out would lose eps m d^2.
 """
 from ..layout import (ANGLE, FREE, INERTIA, JTYPE, ORIGIN_BODY, PLANAR, POS, PRISMATIC, QOFF, QSCALE, QSRC,
-                      QUATERNION_TOL, REVOLUTE, ROT, SUBTREE_END)
+                      QUATERNION_TOL, REVOLUTE, ROT, SUBTREE_END, VSCALE)
 from .columns import W_I, W_JOINT, W_ORIGIN, W_P, W_R, W_S
-from .common import BAD_QUATERNION, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, LOCAL, OK, WORLD, fail, parent
+from .common import BAD_QUATERNION, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, LOCAL, OK, WORLD, fail, ndofs, parent, user_v
 from .jit import fast
-from .spatial import (IDENTITY3, ZERO3, column, cross3, get9, get10, matmul3, matvec3, quaternion_matrix,
+from .spatial import (IDENTITY3, ZERO3, axpy, column, cross3, get6, get9, get10, matmul3, matvec3, quaternion_matrix,
                       rotate_z, set6, set9, set10, world_inertia)
 from .trig import sin_cos
 
@@ -35,6 +35,15 @@ def on_chain(model, i, body):
 def origin(W):
     """The reference point o that the last `kinematics` took S and the inertias about."""
     return (W[0, W_ORIGIN], W[0, W_ORIGIN + 1], W[0, W_ORIGIN + 2])
+
+
+@fast
+def body_velocity(model, v, W, i, v_parent):
+    """v_i = v_parent + sum_d S_d qd_d: body i's spatial velocity (world axes) from its parent's and
+    its joint's coordinates (mimic joints scaled), after `kinematics` placed S."""
+    for d in range(ndofs(model, i)):
+        v_parent = axpy(v[user_v(model, i, d)] * model[i, VSCALE], get6(W, i, W_S + 6 * d), v_parent)
+    return v_parent
 
 
 @fast

@@ -19,8 +19,8 @@ from .columns import KINEMATICS_END, W_I, W_S, layout
 from .common import (NONFINITE, OK, OVERFLOW, add_torque, chunk, finite, ndofs, parent, root_acceleration, usable,
                      user_v, workspace)
 from .jit import fast, parallel, prange
-from .kinematics import kinematics
-from .spatial import ZERO6, axpy, cross_force, dot6, get6, inertia_times, plus, set6
+from .kinematics import body_velocity, kinematics
+from .spatial import ZERO6, cross_force, dot6, get6, inertia_times, plus, set6
 
 #: per body: velocity, then the momenta h and gravity forces of its subtree (world axes about o)
 W_V, W_H, W_G, WIDTH = layout((("V", 6), ("H", 6), ("G", 6)), KINEMATICS_END)
@@ -38,9 +38,7 @@ def momentum(model, q, v, p, beta, W):
     nb, ag = model.shape[0] - 1, root_acceleration(model)
     for i in range(nb):
         par = parent(model, i)
-        vi = get6(W, par, W_V) if par >= 0 else ZERO6
-        for d in range(ndofs(model, i)):
-            vi = axpy(v[user_v(model, i, d)] * model[i, VSCALE], get6(W, i, W_S + 6 * d), vi)
+        vi = body_velocity(model, v, W, i, get6(W, par, W_V) if par >= 0 else ZERO6)
         set6(W, i, W_V, vi)
         set6(W, i, W_H, inertia_times(W, i, W_I, vi))
         set6(W, i, W_G, inertia_times(W, i, W_I, ag))
