@@ -148,12 +148,7 @@ def _gains(baumgarte):
 
 
 def _run(name, model, n, threads, m, *args):
-    nthreads = _d._threads(n, threads)
-    if nthreads > 1:
-        return getattr(_c, name + "_batch")(model.packed, *args, nthreads)
-    status = np.zeros(n, np.int64)
-    getattr(_c, name + "_rows")(model.packed, *args, status, 0, n, _scratch(model, m))
-    return status
+    return _d._drive(_c, name, model, n, threads, lambda: _scratch(model, m), *args)
 
 
 def _raise(model, status, labels, inputs, what):

@@ -28,13 +28,7 @@ def _scratch(model):
 
 
 def _run(kernel_module, name, model, n, threads, *args):
-    """Kernel `name` over n states: <name>_rows on one thread, else <name>_batch."""
-    nthreads = _d._threads(n, threads)
-    if nthreads > 1:
-        return getattr(kernel_module, name + "_batch")(model.packed, *args, nthreads)
-    status = np.zeros(n, np.int64)
-    getattr(kernel_module, name + "_rows")(model.packed, *args, status, 0, n, _scratch(model))
-    return status
+    return _d._drive(kernel_module, name, model, n, threads, lambda: _scratch(model), *args)
 
 
 def _outputs(out, shape):

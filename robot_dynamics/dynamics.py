@@ -198,15 +198,21 @@ def _threads(batch, threads):
     return 1 if batch < PARALLEL_MIN_BATCH else max(1, min(threads or default_threads(), batch))
 
 
-def _batch(name, model, n, threads, *args):
-    """Run kernel `name` over n states: <name>_rows on one thread, else <name>_batch."""
-    module = KERNELS[name][0]
+def _drive(module, name, model, n, threads, scratch, *args):
+    """Kernel `name` of a kernel module over n states: <name>_rows on one thread with the workspace
+    scratch() returns (the model's single-state one), else <name>_batch (a workspace per thread).
+    Every batch of the public API runs through here; returns the per-state status."""
     nthreads = _threads(n, threads)
     if nthreads > 1:
         return getattr(module, name + "_batch")(model.packed, *args, nthreads)
     status = np.zeros(n, np.int64)
-    getattr(module, name + "_rows")(model.packed, *args, status, 0, n, getattr(workspace(model), name))
+    getattr(module, name + "_rows")(model.packed, *args, status, 0, n, scratch())
     return status
+
+
+def _batch(name, model, n, threads, *args):
+    """Run this file's kernel `name` over n states (_drive)."""
+    return _drive(KERNELS[name][0], name, model, n, threads, lambda: getattr(workspace(model), name), *args)
 
 
 # --- the algorithms -------------------------------------------------------------------------------

@@ -92,14 +92,7 @@ def _regressor_of(model, body, q, v, a, threads, out=None):
 
 
 def _run(module, name, model, n, threads, *args):
-    """Kernel `name` over a batch of n states: <name>_rows on one thread, else <name>_batch
-    (as dynamics does for its kernels)."""
-    nthreads = _threads(n, threads)
-    if nthreads > 1:
-        return getattr(module, name + "_batch")(model.packed, *args, nthreads)
-    status = np.zeros(n, np.int64)
-    getattr(module, name + "_rows")(model.packed, *args, status, 0, n, _scratch(model, module))
-    return status
+    return _drive(module, name, model, n, threads, lambda: _scratch(model, module), *args)
 
 
 def _scratch(model, module):
@@ -491,7 +484,7 @@ _NO_MASS = ("the {n} samples cannot determine the payload's mass on {link!r}: {w
 
 
 # the dynamics API re-exports this module's names, so it is imported last (a cycle otherwise)
-from .dynamics import (_Direct, _batch_size, _plain_state, _raise_status, _threads, _vector,  # noqa: E402
+from .dynamics import (_Direct, _batch_size, _drive, _plain_state, _raise_status, _threads, _vector,  # noqa: E402
                        inverse_dynamics, workspace as _workspace)
 
 _REGRESSOR = _Direct(_regressor.regressor)
