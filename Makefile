@@ -34,10 +34,10 @@ test: $(AMENT)
 	$(VENV)/bin/pytest -q test
 
 demo: $(AMENT)   # the node in closed loop with a simulated arm (MuJoCo); table + out/closed_loop_demo.png
-	$(PY) -m robot_dynamics.demo.closed_loop_demo
+	$(VENV)/lib/robot_dynamics/closed_loop_demo
 
 demo-legged: $(AMENT)   # solo12 standing in MuJoCo on the node's contact-consistent gravity torques; out/legged_demo.png
-	$(PY) -m robot_dynamics.demo.legged_demo
+	$(VENV)/lib/robot_dynamics/legged_demo
 
 bench: $(AMENT)
 	$(PY) bench/bench_dynamics.py

@@ -118,37 +118,92 @@ def test_contact_consistent_gravity_holds_the_standing_quadruped_that_otherwise_
 
 
 def children_of(pid):
-    """Live child processes of pid (Linux /proc)."""
-    children = []
+    """Live child processes of pid (Linux /proc), as {pid: command line}."""
+    children = {}
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{entry}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
-        except FileNotFoundError:   # exited meanwhile
+            with open(f"/proc/{entry}/cmdline") as cmdline:
+                command = cmdline.read().replace("\0", " ")
+        except (FileNotFoundError, ProcessLookupError):   # exited meanwhile
             continue
         if int(fields[1]) == pid and fields[0] != "Z":
-            children.append(int(entry))
+            children[int(entry)] = command
     return children
 
 
-def test_ctrl_c_stops_the_demo_and_every_process_it_started():
-    command = [sys.executable, "-m", "robot_dynamics.demo.closed_loop_demo", "--output", os.devnull]
-    demo = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+EXECUTABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "ros", "robot_dynamics", "scripts",
+                          "closed_loop_demo")
+
+
+def interrupted_demo(command, signal_after):
+    """Run the demo, send it SIGINT once signal_after(pid) returns, and return (exit code, output,
+    the children it had then, its children left 15 s later)."""
+    demo = subprocess.Popen(command + ["--output", os.devnull], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    children = {}
     try:
-        deadline = time.monotonic() + 30
-        while not children_of(demo.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        signal_after(demo.pid)
         children = children_of(demo.pid)
-        assert children, "the demo started no process"
-        time.sleep(1.0)
         demo.send_signal(signal.SIGINT)
         output = demo.communicate(timeout=15)[0].decode()
-    finally:
+        left = [pid for pid in children if os.path.exists(f"/proc/{pid}")]
+    finally:    # on a failure too, nothing outlives the test (a child is killed only if its pid is still it)
+        children.update(children_of(demo.pid))
         demo.kill()
         demo.wait()
-    assert demo.returncode == 130, output
-    assert "interrupted" in output
-    assert not [pid for pid in children if os.path.exists(f"/proc/{pid}")], output
+        for pid, command in children.items():
+            try:
+                with open(f"/proc/{pid}/cmdline") as cmdline:
+                    if cmdline.read().replace("\0", " ") == command:
+                        os.kill(pid, signal.SIGKILL)
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+    return demo.returncode, output, children, left
+
+
+def test_ctrl_c_stops_the_demo_and_every_process_it_started():
+    def once_the_arm_runs(pid):     # sim_arm's own child: not the helper process `import mujoco` starts
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if any("robot_dynamics.demo.sim_arm" in command for command in children_of(pid).values()):
+                time.sleep(1.0)
+                return
+            time.sleep(0.1)
+        raise AssertionError("the demo started no sim_arm")
+
+    code, output, children, left = interrupted_demo([sys.executable, "-m", "robot_dynamics.demo.closed_loop_demo"],
+                                                    once_the_arm_runs)
+    assert code == 130, output
+    assert "interrupted" in output and "Traceback" not in output, output
+    assert any("robot_dynamics.demo.sim_arm" in command for command in children.values()), children
+    assert not left, output
+
+
+def loading_modules(pid, timeout=30.0):
+    """Until numpy's core is mapped into process pid: the executable's first lines have run."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/maps") as maps:
+            if "_multiarray_umath" in maps.read():
+                return
+        time.sleep(0.002)
+    raise AssertionError("the demo loaded no module")
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.2, 0.4, 0.6, 0.8, 1.1, 1.5])
+def test_ctrl_c_while_the_demo_starts_is_never_lost(delay):
+    """From the executable's first line on (ros2 run, make demo): a Ctrl-C while modules load (one
+    inside `import mujoco` used to be swallowed by its `except ImportError`, and the demo ran on)
+    or processes start stops the demo at once, cleanly."""
+    def after_delay(pid):
+        loading_modules(pid)
+        time.sleep(delay)
+
+    code, output, _, left = interrupted_demo([sys.executable, EXECUTABLE], after_delay)
+    assert code == 130, output
+    assert "interrupted" in output and "Traceback" not in output, output
+    assert not left, output
 
 
 def test_launch_file_starts_the_demo_setup():

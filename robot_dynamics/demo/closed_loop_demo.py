@@ -45,6 +45,7 @@ from robot_dynamics_interfaces.srv import IdentifyPayload
 from .. import dynamics as rd
 from ..resources import bundled_urdf
 from ..urdf import load_urdf
+from . import interrupt
 
 URDF = bundled_urdf("puma560")
 CONTROLLER = "effort_controller"
@@ -57,6 +58,7 @@ BANDWIDTH = 10.0      # rad/s: PD gains Kp = M_ii w^2, Kd = 2 M_ii w (critically
 STEP_NS = 1_000_000   # sim_arm's physics step, 1 kHz
 STALL_TIMEOUT = 60.0  # s of wall time without sim time advancing (start-up included) before a run fails
 STOP_TIMEOUT = 5.0    # s a child gets to exit after SIGINT before it is killed
+SERVICE_TIMEOUT = 10.0  # s for the node's get_parameters to come up and answer
 
 
 def quintic(start, goal, duration, t):
@@ -310,6 +312,7 @@ def record(run, model, kp, kd, show_progress=False):
             last_advance, last_time = time.monotonic(), 0.0
             while controller.sim_time < run.duration or not identified(controller):
                 executor.spin_once(timeout_sec=0.05)
+                interrupt.check()
                 check_alive(children)
                 if node and controller.samples and len(children) == 1:
                     children.append(stack.enter_context(running(node)))
@@ -350,14 +353,21 @@ def identified(controller):
 
 
 def node_parameters(controller, executor, names):
-    """The node's parameters `names` as {name: value}, from its get_parameters service."""
+    """The node's parameters `names` as {name: value}, from its get_parameters service (within
+    SERVICE_TIMEOUT, a Ctrl-C taken every 50 ms)."""
     client = controller.create_client(GetParameters, "/robot_dynamics/get_parameters")
-    if not client.wait_for_service(timeout_sec=10.0):
-        raise RuntimeError("the node's get_parameters service did not come up")
+    deadline = time.monotonic() + SERVICE_TIMEOUT
+    while not client.service_is_ready():
+        if time.monotonic() > deadline:
+            raise RuntimeError("the node's get_parameters service did not come up")
+        executor.spin_once(timeout_sec=0.05)
+        interrupt.check()
     future = client.call_async(GetParameters.Request(names=list(names)))
-    executor.spin_until_future_complete(future, timeout_sec=10.0)
-    if not future.done():
-        raise RuntimeError("no answer from the node's get_parameters")
+    while not future.done():
+        if time.monotonic() > deadline:
+            raise RuntimeError("no answer from the node's get_parameters")
+        executor.spin_once(timeout_sec=0.05)
+        interrupt.check()
     return {name: parameter_value_to_python(value) for name, value in zip(names, future.result().values)}
 
 
@@ -422,24 +432,27 @@ def plot(recordings, path):
     figure.savefig(path, dpi=90)
 
 
-def main(argv=None):
+def main(argv=None, signals_received=()):
+    """The demo; signals_received: SIGINT / SIGTERM the executable's first lines caught (interrupt.py).
+    Exit code 0, or 130 (143) after Ctrl-C (SIGTERM) with every process it started stopped."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", default=os.path.join("out", "closed_loop_demo.png"),
                         help="PNG to write (default: %(default)s)")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C: KeyboardInterrupt, children stopped
-    from . import external_demo
-    model = load_urdf(URDF)
-    kp, kd = pd_gains(model)
+    interrupt.catch(signals_received)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C: interrupt.check() in the loops
     try:
+        interrupt.check()
+        from . import external_demo     # imports mujoco (see interrupt.py)
+        model = load_urdf(URDF)
+        kp, kd = pd_gains(model)
         print(f"closed loop: robot_dynamics node + sim_arm (MuJoCo, 1 kHz) on {URDF}")
         recordings = [record(run, model, kp, kd, show_progress=True) for run in scenario_runs()]
         payload = external_demo.payload_scenario(show_progress=True)
         push = external_demo.push_scenario(show_progress=True)
     except KeyboardInterrupt:
         print("\ninterrupted: every process stopped")
-        return 130
+        return interrupt.exit_code()
     finally:
         rclpy.try_shutdown()
     print(table(recordings, kp, kd))

@@ -24,7 +24,6 @@ a PNG.
 """
 import argparse
 import os
-import signal
 import sys
 import time
 from contextlib import ExitStack
@@ -41,6 +40,7 @@ from robot_dynamics_interfaces.msg import ContactForces
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from . import interrupt
 from .closed_loop_demo import STALL_TIMEOUT, Progress, check_alive, nanoseconds, running, yaml_list
 from .solo12 import ARMATURE, BASE_BOX, BASE_BOX_OFFSET, FEET, FOOT_RADIUS, solo12_files, srdf_posture
 
@@ -180,6 +180,7 @@ def record(run, urdf, joints, posture, root, show_progress=False):
             last_advance, last_time = time.monotonic(), 0.0
             while recorder.sim_time < run.duration or not recorder.poses or recorder.poses[-1][0] < run.duration:
                 executor.spin_once(timeout_sec=0.05)
+                interrupt.check()
                 check_alive(children)
                 if node and recorder.states and len(children) == 1:
                     children.append(stack.enter_context(running(node)))
@@ -234,13 +235,16 @@ def plot(recordings, path):
     figure.savefig(path, dpi=90)
 
 
-def main(argv=None):
+def main(argv=None, signals_received=()):
+    """The demo; signals_received: SIGINT / SIGTERM the executable's first lines caught (interrupt.py).
+    Exit code 0, 1 without solo12's files, or 130 (143) after Ctrl-C (SIGTERM) with every process it
+    started stopped."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", default=os.path.join("out", "legged_demo.png"),
                         help="PNG to write (default: %(default)s)")
     parser.add_argument("--hold-time", type=float, default=HOLD_TIME, help="s of sim time per run (default: %(default)s)")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    interrupt.catch(signals_received)
     try:
         urdf, srdf = solo12_files()
     except FileNotFoundError as exc:
@@ -249,14 +253,15 @@ def main(argv=None):
     from ..urdf import load_urdf
     model = load_urdf(urdf, floating_base=True)
     posture, root = srdf_posture(srdf)
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C: KeyboardInterrupt, children stopped
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C: interrupt.check() in the loops
     try:
+        interrupt.check()
         print(f"legged robot standing: robot_dynamics node + sim_legged (MuJoCo, 1 kHz), solo12 from {urdf}")
         recordings = [record(run, urdf, list(model.joint_names), posture, root, show_progress=True)
                       for run in runs(args.hold_time)]
     except KeyboardInterrupt:
         print("\ninterrupted: every process stopped")
-        return 130
+        return interrupt.exit_code()
     finally:
         rclpy.try_shutdown()
     print(table(recordings, model.total_mass * 9.81))
