@@ -72,7 +72,7 @@ def aba_derivatives(model, q, v, tau, dq, dv, Minv, W):
     velocities(model, v, W, True)
     accelerations(model, v, vec, a0, W)
     composites(model, W, True, True)
-    coordinate_terms(model, a0, W, False)
+    coordinate_terms(model, a0, W, True, False)
     V, H, X = blocks(model, W)
     mass_pairs(model, H, W, True, not model[-1, MIMIC])     # M, in the factor's order
     bias(model, vec, W)
@@ -88,7 +88,7 @@ def aba_derivatives(model, q, v, tau, dq, dv, Minv, W):
         vec[int(user[t])] = x[t]            # qdd
     accelerations(model, v, vec, a0, W)     # forces at qdd (the inertias and momenta stand)
     composites(model, W, False, False)
-    coordinate_terms(model, a0, W, True)
+    coordinate_terms(model, a0, W, False, True)
     # the block, a row per coordinate in the factor's order: tree order, or the user's with mimic joints
     partials(model, a0, X[:, :nv], X[:, nv:2 * nv], H, W, False, not model[-1, MIMIC])
     for t in range(nv):

@@ -197,7 +197,7 @@ def prepare(model, q, v, W):
     velocities(model, v, W, False)
     accelerations(model, v, zero, a0, W)
     composites(model, W, True, False)
-    coordinate_terms(model, a0, W, False)
+    coordinate_terms(model, a0, W, True, False)
     return OK, a0
 
 

@@ -45,8 +45,9 @@ W_V, W_A, W_H, W_F, W_HC, W_IC, W_IDOT, W_T0, W_TEND, WIDTH = layout(
     (("V", 6), ("A", 6), ("H", 6), ("F", 6), ("HC", 6), ("IC", 10), ("IDOT", 10), ("T0", 1), ("TEND", 1)),
     KINEMATICS_END)
 #: a dense row per coordinate in tree order, after the bodies' rows: P = Ic S, Q = Dc^T S, Fq and Fv,
-#: the coordinate's index in the user's v and its scale (mimic joints)
-Z_P, Z_Q, Z_FQ, Z_FV, Z_USER, Z_SCALE, Z_END = layout((("P", 6), ("Q", 6), ("FQ", 6), ("FV", 6), ("USER", 1), ("SCALE", 1)))
+#: the coordinate's index in the user's v and its scale (mimic joints), and its psi, alpha and beta
+Z_P, Z_Q, Z_FQ, Z_FV, Z_USER, Z_SCALE, Z_PSI, Z_ALPHA, Z_BETA, Z_END = layout(
+    (("P", 6), ("Q", 6), ("FQ", 6), ("FV", 6), ("USER", 1), ("SCALE", 1), ("PSI", 6), ("ALPHA", 6), ("BETA", 6)))
 
 
 @allocating
@@ -81,7 +82,7 @@ def rnea_derivatives(model, q, v, a, dtau_dq, dtau_dv, M, W):
     velocities(model, v, W, True)
     accelerations(model, v, a, a0, W)
     composites(model, W, True, True)
-    coordinate_terms(model, a0, W, True)
+    coordinate_terms(model, a0, W, True, True)
     partials(model, a0, dtau_dq, dtau_dv, M, W, True, False)
     if not (finite_matrix(dtau_dq) and finite_matrix(dtau_dv) and finite_matrix(M)):
         return OVERFLOW     # finite inputs and still inf: absurdly large inputs
@@ -197,10 +198,11 @@ def tree_order(model, W):
 
 
 @fast
-def coordinate_terms(model, a0, W, full):
-    """Per coordinate in tree order (after `composites`): P = Ic S; full: Q = Idotc S - S x* hc,
-    Fq = S x* F + Ic alpha + Idotc psi + psi x* hc and Fv = Ic beta + Idotc S + S x* hc too
-    (psi = 0 below the world)."""
+def coordinate_terms(model, a0, W, inertia, full):
+    """Per coordinate in tree order (after `composites`): inertia: P = Ic S; full: psi = v_p x S,
+    alpha = a_p x S + v_p x psi, beta = psi + v_i x S (psi = 0 below the world), Q = Idotc S - S x* hc,
+    Fq = S x* F + Ic alpha + Idotc psi + psi x* hc and Fv = Ic beta + Idotc S + S x* hc (P and Ic
+    do not depend on the acceleration: aba_derivatives takes P from its first pass)."""
     nb = model.shape[0] - 1
     tree_order(model, W)
     for i in range(nb):
@@ -210,20 +212,23 @@ def coordinate_terms(model, a0, W, full):
         vi, hc, F = get6(W, i, W_V), get6(W, i, W_HC), get6(W, i, W_F)
         for d in range(ndofs(model, i)):
             S = get6(W, i, W_S + 6 * d)
-            set6(W, t + d, Z_P, inertia_times(W, i, W_IC, S))
+            if inertia:
+                set6(W, t + d, Z_P, inertia_times(W, i, W_IC, S))
             if not full:
                 continue
+            psi = cross_motion(vp, S)
+            alpha = plus(cross_motion(ap, S), cross_motion(vp, psi))
+            beta = plus(psi, cross_motion(vi, S))
             Sh, IdS = cross_force(S, hc), inertia_times(W, i, W_IDOT, S)
             set6(W, t + d, Z_Q, axpy(-1.0, Sh, IdS))
-            Fq = plus(cross_force(S, F), inertia_times(W, i, W_IC, cross_motion(ap, S)))
-            beta = cross_motion(vi, S)
+            Fq = plus(cross_force(S, F), inertia_times(W, i, W_IC, alpha))
             if par >= 0:
-                psi = cross_motion(vp, S)
-                beta = plus(psi, beta)
-                Fq = plus(Fq, plus(inertia_times(W, i, W_IC, cross_motion(vp, psi)),
-                                   plus(inertia_times(W, i, W_IDOT, psi), cross_force(psi, hc))))
+                Fq = plus(Fq, plus(inertia_times(W, i, W_IDOT, psi), cross_force(psi, hc)))
             set6(W, t + d, Z_FQ, Fq)
             set6(W, t + d, Z_FV, plus(inertia_times(W, i, W_IC, beta), plus(IdS, Sh)))
+            set6(W, t + d, Z_PSI, psi)
+            set6(W, t + d, Z_ALPHA, alpha)
+            set6(W, t + d, Z_BETA, beta)
 
 
 @fast
@@ -240,17 +245,12 @@ def partials(model, a0, dq, dv, M, W, mass, tree_rows):
     if mass:
         M[:, :] = 0.0
     for j in range(nb):
-        par, nj, sj = parent(model, j), ndofs(model, j), model[j, VSCALE]
+        nj, sj = ndofs(model, j), model[j, VSCALE]
         t0, tend = nb + int(W[j, W_T0]), nb + int(W[j, W_TEND])
-        vp = get6(W, par, W_V) if par >= 0 else ZERO6
-        ap = get6(W, par, W_A) if par >= 0 else a0
-        vj = get6(W, j, W_V)
         for c in range(nj):
             S, kc = get6(W, j, W_S + 6 * c), user_v(model, j, c)
             rc = t0 - nb + c if tree_rows else kc
-            psi = cross_motion(vp, S)
-            alpha = plus(cross_motion(ap, S), cross_motion(vp, psi))
-            beta = plus(psi, cross_motion(vj, S))
+            psi, alpha, beta = get6(W, t0 + c, Z_PSI), get6(W, t0 + c, Z_ALPHA), get6(W, t0 + c, Z_BETA)
             for e in range(nj):         # the joint's own block (c and e move the same body)
                 P, Q, ke = get6(W, t0 + e, Z_P), get6(W, t0 + e, Z_Q), user_v(model, j, e)
                 x, re = sj * sj, t0 - nb + e if tree_rows else ke
