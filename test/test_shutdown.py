@@ -128,3 +128,16 @@ def test_every_signal_stops_the_node_cleanly(ros, entry, traffic):
                 failures.append(f"{pattern} {delay:.3f} s after start: exit code {code} after {took:.2f} s\n"
                                 f"{output[-2000:]}")
     assert not failures, f"{len(failures)} of {RUNS * len(PATTERNS)} runs:\n" + "\n".join(failures)
+
+
+def test_an_exit_that_hangs_is_ended_by_the_watchdog_with_every_stack():
+    """main()'s cleanup starts StopSignals.exit_watchdog(): a process that then hangs (here: sleeps)
+    exits with code 1 after EXIT_WATCHDOG s and prints where each thread was."""
+    from robot_dynamics.ros.main import EXIT_WATCHDOG
+    code = ("import time\nfrom robot_dynamics.ros.main import StopSignals\n"
+            "StopSignals.exit_watchdog()\ntime.sleep(60)\n")
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=EXIT_WATCHDOG + 20)
+    assert result.returncode == 1
+    assert EXIT_WATCHDOG <= time.monotonic() - start < EXIT_WATCHDOG + 10
+    assert "most recent call first" in result.stderr and 'File "<string>", line 4' in result.stderr, result.stderr

@@ -163,6 +163,7 @@ def main(node_class, name, args=None, signals_received=()):
             rclpy.logging.get_logger(name).fatal(str(exc))
             code = 1
     finally:
+        stop.exit_watchdog()
         rclpy.try_shutdown()    # ends the executor's spin, unless rclpy's signal thread shut the context
         executor.wake()         # down first: then this wakes it to see that
         if spinner.is_alive():
