@@ -117,6 +117,15 @@ def test_contact_consistent_gravity_holds_the_standing_quadruped_that_otherwise_
     assert ours == ["robot_dynamics.demo.sim_legged", "robot_dynamics.ros"] * 2, ours
 
 
+def command_line(pid):
+    """Process pid's command line (Linux /proc), None once it has exited."""
+    try:
+        with open(f"/proc/{pid}/cmdline") as cmdline:
+            return cmdline.read().replace("\0", " ")
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
 def children_of(pid):
     """Live child processes of pid (Linux /proc), as {pid: command line}."""
     children = {}
@@ -124,11 +133,10 @@ def children_of(pid):
         try:
             with open(f"/proc/{entry}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/cmdline") as cmdline:
-                command = cmdline.read().replace("\0", " ")
         except (FileNotFoundError, ProcessLookupError):   # exited meanwhile
             continue
-        if int(fields[1]) == pid and fields[0] != "Z":
+        command = command_line(entry)
+        if int(fields[1]) == pid and fields[0] != "Z" and command is not None:
             children[int(entry)] = command
     return children
 
@@ -153,12 +161,11 @@ def interrupted_demo(command, signal_after):
         demo.kill()
         demo.wait()
         for pid, command in children.items():
-            try:
-                with open(f"/proc/{pid}/cmdline") as cmdline:
-                    if cmdline.read().replace("\0", " ") == command:
-                        os.kill(pid, signal.SIGKILL)
-            except (FileNotFoundError, ProcessLookupError):
-                pass
+            if command_line(pid) == command:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
     return demo.returncode, output, children, left
 
 

@@ -131,11 +131,11 @@ def test_every_signal_stops_the_node_cleanly(ros, entry, traffic):
 
 
 def test_an_exit_that_hangs_is_ended_by_the_watchdog_with_every_stack():
-    """main()'s cleanup starts StopSignals.exit_watchdog(): a process that then hangs (here: sleeps)
+    """main()'s cleanup starts exit_watchdog(): a process that then hangs (here: sleeps)
     exits with code 1 after EXIT_WATCHDOG s and prints where each thread was."""
     from robot_dynamics.ros.main import EXIT_WATCHDOG
-    code = ("import time\nfrom robot_dynamics.ros.main import StopSignals\n"
-            "StopSignals.exit_watchdog()\ntime.sleep(60)\n")
+    code = ("import time\nfrom robot_dynamics.ros.main import exit_watchdog\n"
+            "exit_watchdog()\ntime.sleep(60)\n")
     start = time.monotonic()
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=EXIT_WATCHDOG + 20)
     assert result.returncode == 1

@@ -285,6 +285,36 @@ def running(command):
                 process.wait()
 
 
+SPIN_STEP = 0.05      # s: the longest a loop of this process waits before it looks at a Ctrl-C again
+
+
+def spin_step(executor):
+    """One spin of the executor (waiting at most SPIN_STEP s), then a Ctrl-C taken (interrupt.py)."""
+    executor.spin_once(timeout_sec=SPIN_STEP)
+    interrupt.check()
+
+
+def spin_until(executor, done, deadline, failure):
+    """spin_step until done() or, past the monotonic deadline, RuntimeError(failure)."""
+    while not done():
+        if time.monotonic() > deadline:
+            raise RuntimeError(failure)
+        spin_step(executor)
+
+
+class StallWatch:
+    """Fails a run whose sim time has not advanced for STALL_TIMEOUT s of wall time."""
+
+    def __init__(self, name):
+        self.name, self.since, self.time = name, time.monotonic(), 0.0
+
+    def update(self, sim_time):
+        if sim_time > self.time:
+            self.since, self.time = time.monotonic(), sim_time
+        elif time.monotonic() - self.since > STALL_TIMEOUT:
+            raise RuntimeError(f"{self.name}: sim time stuck at {self.time:.3f} s for {STALL_TIMEOUT:g} s")
+
+
 def check_alive(children):
     for process, log in children:
         if process.poll() is not None:
@@ -309,10 +339,9 @@ def record(run, model, kp, kd, show_progress=False):
     try:
         with ExitStack() as stack:
             children = [stack.enter_context(running(sim_command(joints, run.sim)))]
-            last_advance, last_time = time.monotonic(), 0.0
+            stall = StallWatch(run.name)
             while controller.sim_time < run.duration or not identified(controller):
-                executor.spin_once(timeout_sec=0.05)
-                interrupt.check()
+                spin_step(executor)
                 check_alive(children)
                 if node and controller.samples and len(children) == 1:
                     children.append(stack.enter_context(running(node)))
@@ -320,11 +349,7 @@ def record(run, model, kp, kd, show_progress=False):
                         and controller.identify_client.service_is_ready():
                     controller.identify_future = controller.identify_client.call_async(
                         IdentifyPayload.Request(**run.identify))
-                if controller.sim_time > last_time:
-                    last_advance, last_time = time.monotonic(), controller.sim_time
-                elif time.monotonic() - last_advance > STALL_TIMEOUT:
-                    raise RuntimeError(f"{run.name}: sim time stuck at {last_time:.3f} s "
-                                       f"for {STALL_TIMEOUT:g} s")
+                stall.update(controller.sim_time)
                 if controller.sim_time > run.duration + IDENTIFY_TIMEOUT:
                     raise RuntimeError(f"{run.name}: no answer from ~/identify_payload {IDENTIFY_TIMEOUT:g} s of "
                                        "sim time after the run")
@@ -354,20 +379,12 @@ def identified(controller):
 
 def node_parameters(controller, executor, names):
     """The node's parameters `names` as {name: value}, from its get_parameters service (within
-    SERVICE_TIMEOUT, a Ctrl-C taken every 50 ms)."""
+    SERVICE_TIMEOUT, a Ctrl-C taken at every spin_step)."""
     client = controller.create_client(GetParameters, "/robot_dynamics/get_parameters")
     deadline = time.monotonic() + SERVICE_TIMEOUT
-    while not client.service_is_ready():
-        if time.monotonic() > deadline:
-            raise RuntimeError("the node's get_parameters service did not come up")
-        executor.spin_once(timeout_sec=0.05)
-        interrupt.check()
+    spin_until(executor, client.service_is_ready, deadline, "the node's get_parameters service did not come up")
     future = client.call_async(GetParameters.Request(names=list(names)))
-    while not future.done():
-        if time.monotonic() > deadline:
-            raise RuntimeError("no answer from the node's get_parameters")
-        executor.spin_once(timeout_sec=0.05)
-        interrupt.check()
+    spin_until(executor, future.done, deadline, "no answer from the node's get_parameters")
     return {name: parameter_value_to_python(value) for name, value in zip(names, future.result().values)}
 
 

@@ -25,7 +25,6 @@ a PNG.
 import argparse
 import os
 import sys
-import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 
@@ -41,7 +40,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from . import interrupt
-from .closed_loop_demo import STALL_TIMEOUT, Progress, check_alive, nanoseconds, running, yaml_list
+from .closed_loop_demo import Progress, StallWatch, check_alive, nanoseconds, running, spin_step, yaml_list
 from .solo12 import ARMATURE, BASE_BOX, BASE_BOX_OFFSET, FEET, FOOT_RADIUS, solo12_files, srdf_posture
 
 CONTROLLER = "effort_controller"
@@ -177,17 +176,13 @@ def record(run, urdf, joints, posture, root, show_progress=False):
     try:
         with ExitStack() as stack:
             children = [stack.enter_context(running(sim_command(urdf, joints, posture, root)))]
-            last_advance, last_time = time.monotonic(), 0.0
+            stall = StallWatch(run.name)
             while recorder.sim_time < run.duration or not recorder.poses or recorder.poses[-1][0] < run.duration:
-                executor.spin_once(timeout_sec=0.05)
-                interrupt.check()
+                spin_step(executor)
                 check_alive(children)
                 if node and recorder.states and len(children) == 1:
                     children.append(stack.enter_context(running(node)))
-                if recorder.sim_time > last_time:
-                    last_advance, last_time = time.monotonic(), recorder.sim_time
-                elif time.monotonic() - last_advance > STALL_TIMEOUT:
-                    raise RuntimeError(f"{run.name}: sim time stuck at {last_time:.3f} s for {STALL_TIMEOUT:g} s")
+                stall.update(recorder.sim_time)
                 progress.show(recorder.sim_time)
     finally:
         executor.shutdown()

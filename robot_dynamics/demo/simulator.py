@@ -16,7 +16,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ..ros.main import JOIN_TIMEOUT, StopSignals
+from ..ros.main import JOIN_TIMEOUT, StopSignals, exit_watchdog
 from ..urdf import urdf_text
 
 MAX_LAG = 0.05          # s behind the wall clock the stepping may catch up on; beyond, sim time slows down
@@ -163,7 +163,7 @@ def main(node_class, name, args=None, signals_received=()):
             rclpy.logging.get_logger(name).fatal(str(exc))
             code = 1
     finally:
-        stop.exit_watchdog()
+        exit_watchdog()
         rclpy.try_shutdown()    # ends the executor's spin, unless rclpy's signal thread shut the context
         executor.wake()         # down first: then this wakes it to see that
         if spinner.is_alive():

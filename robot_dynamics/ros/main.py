@@ -50,14 +50,6 @@ class StopSignals:
         for signum in self.SIGNALS:
             signal.signal(signum, signal.SIG_IGN)
 
-    @staticmethod
-    def exit_watchdog():
-        """The process is ending: if it has not exited within EXIT_WATCHDOG s, print every thread's
-        stack to stderr and exit with code 1. The cleanup and exit take ~0.3 s (under 1 s with every
-        core busy); once in several hundred signalled stops of test_shutdown (under heavy load, not
-        reproduced in 170 tries since) the node did not exit within 8 s: never hang, say where."""
-        faulthandler.dump_traceback_later(EXIT_WATCHDOG, exit=True)
-
     @contextmanager
     def raising(self):
         """Within: the first signal raises KeyboardInterrupt (at once, if one came already)."""
@@ -68,6 +60,14 @@ class StopSignals:
             yield
         finally:
             self.armed = False
+
+
+def exit_watchdog():
+    """The process is ending: if it has not exited within EXIT_WATCHDOG s, print every thread's
+    stack to stderr and exit with code 1. The cleanup and exit take ~0.3 s (under 1 s with every
+    core busy); once in several hundred signalled stops of test_shutdown (under heavy load, not
+    reproduced in 170 tries since) the node did not exit within 8 s: never hang, say where."""
+    faulthandler.dump_traceback_later(EXIT_WATCHDOG, exit=True)
 
 
 def _spin_joint_states(executor, main_executor, failure):
@@ -126,7 +126,7 @@ def main(args=None, signals_received=()):
             raise
     finally:
         stop.armed = False
-        stop.exit_watchdog()
+        exit_watchdog()
         # shutdown first: it joins rclpy's signal thread, which triggers every executor's SIGINT
         # guard condition unsynchronised (destroying one under it crashed ~1 exit in 10). That thread
         # wakes the executors *before* it shuts the context down, and then nobody wakes them: wake
