@@ -40,7 +40,7 @@ PANDA = f"{ROBOTS}/panda_description/urdf/panda.urdf"
 TALOS = f"{ROBOTS}/talos_data/robots/talos_reduced.urdf"
 SOLO = f"{ROBOTS}/solo_description/robots/solo12.urdf"
 BATCHES = (100, 10000)
-REPEATS = {1: 15, 100: 15, 10000: 7}
+REPEATS = {1: 15, 100: 15, 10000: 15}
 SINGLE_LOOP = 500
 
 

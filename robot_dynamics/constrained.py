@@ -191,7 +191,7 @@ def constrained_forward_dynamics(model, q, v, tau, contacts, loops=(), baumgarte
     n = _d._batch_size(q)
     v = _d._vector(v, model.nv, "v", n)
     tau = _d._vector(tau, model.nv, "tau", n)
-    qdd = np.empty(q.shape[:-1] + (model.nv,))
+    qdd = _d._fresh(q.shape[:-1] + (model.nv,))
     forces = np.empty(q.shape[:-1] + (m,))
     status = _run("constrained_dynamics", model, n, threads, m, q, v, tau, C, gains, qdd, forces) if n \
         else _c.constrained_dynamics(model.packed, q, v, tau, C, gains, qdd, forces, _scratch(model, m))
@@ -228,7 +228,7 @@ def contact_inverse_dynamics(model, q, v, a, contacts, threads=None):
     n = _d._batch_size(q)
     v = _zero_or(v, model.nv, "v", n)
     a = _zero_or(a, model.nv, "a", n)
-    tau = np.empty(q.shape[:-1] + (model.nv,))
+    tau = _d._fresh(q.shape[:-1] + (model.nv,))
     forces = np.empty(q.shape[:-1] + (m,))
     status = _run("contact_inverse", model, n, threads, m, q, v, a, C, _d._NO_EXT, tau, forces) if n \
         else _c.contact_inverse(model.packed, q, v, a, C, _d._NO_EXT, tau, forces, _scratch(model, m))
@@ -248,7 +248,7 @@ def constraint_jacobian(model, q, v, contacts, loops=()):
     q = _d._vector(q, model.nq, "q")
     n = _d._batch_size(q)
     v = _zero_or(v, model.nv, "v", n)
-    J = np.empty(q.shape[:-1] + (m, model.nv))
+    J = _d._fresh(q.shape[:-1] + (m, model.nv))
     drift = np.empty(q.shape[:-1] + (m,))
     if n:
         status = np.zeros(n, np.int64)

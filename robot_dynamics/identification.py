@@ -78,7 +78,7 @@ def _regressor_of(model, body, q, v, a, threads, out=None):
     a = _vector(a, model.nv, "a", n)
     shape = q.shape[:-1] + (model.nv, 10 * (model.nb if body < 0 else 1))
     if out is None:
-        Y = np.empty(shape)             # the kernel writes every entry, zeros included
+        Y = _fresh(shape)               # the kernel writes every entry, zeros included
     elif not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == np.float64
               and out.flags.c_contiguous and out.flags.writeable):
         raise ValueError(f"out must be a writeable C-contiguous float64 array of shape {shape}, got "
@@ -484,7 +484,7 @@ _NO_MASS = ("the {n} samples cannot determine the payload's mass on {link!r}: {w
 
 
 # the dynamics API re-exports this module's names, so it is imported last (a cycle otherwise)
-from .dynamics import (_Direct, _batch_size, _drive, _plain_state, _raise_status, _threads, _vector,  # noqa: E402
+from .dynamics import (_Direct, _batch_size, _drive, _fresh, _plain_state, _raise_status, _threads, _vector,  # noqa: E402
                        inverse_dynamics, workspace as _workspace)
 
 _REGRESSOR = _Direct(_regressor.regressor)

@@ -73,3 +73,29 @@ def test_sin_cos_matches_libm():
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     finite = np.isfinite(x)
     assert np.abs(got[finite] - want[finite]).max() <= np.spacing(1.0) / 2
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (1000, 8, 8), (4096, 8, 8), (5000, 9, 9), (2, 1024, 1024)])
+def test_fresh_batch_output_is_a_plain_array_on_a_huge_page_boundary(shape):
+    """dynamics._fresh: what np.empty(shape) gives (float64, C-contiguous, writeable, its own
+    memory), starting on a 2 MB boundary from 2 MB up (whole huge pages: no 4 KB faults)."""
+    arrays = [rd._fresh(shape) for _ in range(3)]
+    for x in arrays:
+        assert x.shape == shape and x.dtype == np.float64 and x.flags.c_contiguous and x.flags.writeable
+        if x.nbytes >= rd._HUGE_PAGE:
+            assert x.ctypes.data % rd._HUGE_PAGE == 0
+        x[...] = 1.0
+    assert not any(np.may_share_memory(a, b) for k, a in enumerate(arrays) for b in arrays[k + 1:])
+
+
+def test_large_batch_outputs_start_on_a_huge_page_boundary():
+    """The batch outputs of the API come from _fresh: 10000 states of panda's derivatives (5 MB each)."""
+    pair = Pair("panda", False)
+    m, rng = pair.model, np.random.default_rng(3)
+    S = [pair.random_state(rng) for _ in range(2)]
+    Q, V, A = (np.repeat(np.array([s[k] for s in S]), 5000, axis=0) for k in range(3))
+    for got in (rd.inverse_dynamics_derivatives(m, Q, V, A), (rd.mass_matrix(m, Q),)):
+        for x in got:
+            assert x.ctypes.data % rd._HUGE_PAGE == 0
+            np.testing.assert_array_equal(x[4999], x[0])
+    np.testing.assert_array_equal(rd.mass_matrix(m, Q)[-1], rd.mass_matrix(m, Q[-1]))
