@@ -66,21 +66,32 @@ def _batch_size(a):
 
 #: transparent huge pages' size on x86-64 (and arm64 with 4 KB pages)
 _HUGE_PAGE = 2 << 20
+#: fresh batch outputs up to this size are faulted in by the calling thread (`_fresh`)
+_PREFAULT_MAX = 64 << 20
 
 
 def _fresh(shape):
-    """np.empty(shape) for a batch's output, starting on a huge-page boundary when it spans one.
-    numpy asks Linux for huge pages for arrays of 4 MB or more, but an allocation starts anywhere:
-    the parts before its first and after its last 2 MB boundary are faulted in 4 KB pages, ~2 us
-    each on this VM. 3 x 5 MB (panda's derivatives, N = 10000) cost 7-13 ms more on two threads
-    than memory already touched; aligned, the same as already touched (bench_derivatives.py)."""
+    """np.empty(shape) for a batch's output: from 2 MB up it starts on a huge-page boundary, and up
+    to 64 MB the calling thread faults its pages in (a write per 4 KB) before the kernels' threads
+    write it. Measured on this VM (N = 10000, bench_derivatives.py and A/B runs):
+    - numpy asks Linux for huge pages for arrays of 4 MB or more, but an allocation starts anywhere,
+      and its ends fault in 4 KB pages, ~2 us each: panda's derivatives (3 x 5 MB) took 1160 faults
+      a call, aligned 5, and 1.95 -> 1.77 us/state on two threads.
+    - two threads faulting in fresh memory at once are at times many times slower (panda's
+      regressor, 57 MB, on two threads: median 2.8-3.1 us/state, up to 9.8, against 0.73 at best);
+      faulted in first by one thread: 0.89 (0.85-1.07). Above 64 MB (talos' derivatives, 115 MB
+      each; its regressors, 1 GB) faulting in first cost 10-60 %, so the threads do it there
+      (`out=` is the way to skip it)."""
     nbytes = 8 * math.prod(shape)
     if nbytes < _HUGE_PAGE:
         return np.empty(shape)
     pages = -(-nbytes // _HUGE_PAGE)
     raw = np.empty((pages + 1) * _HUGE_PAGE, np.uint8)     # whole huge pages past the boundary
     start = -raw.ctypes.data % _HUGE_PAGE
-    return raw[start:start + nbytes].view(np.float64).reshape(shape)
+    x = raw[start:start + nbytes].view(np.float64)
+    if nbytes <= _PREFAULT_MAX:
+        x[::512] = 0.0
+    return x.reshape(shape)
 
 
 class SingularMassMatrixError(ValueError):
