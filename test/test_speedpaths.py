@@ -1,4 +1,7 @@
-"""The single-state fast paths (compiled code called directly) give what the general path gives."""
+"""The speed paths: the single-state fast paths (compiled code called directly) give what the general
+path gives; fresh batch outputs are plain arrays, on huge-page boundaries and faulted in (_fresh)."""
+import resource
+
 import numpy as np
 import pytest
 
@@ -91,7 +94,6 @@ def test_fresh_batch_output_is_a_plain_array_on_a_huge_page_boundary(shape):
 def test_fresh_batch_output_up_to_64_mb_is_faulted_in_by_the_caller():
     """Writing all of a fresh 40 MB output faults no page in any more (without the prefault: at
     least 20 huge pages, or 10240 small ones): the kernels' threads never fault it in together."""
-    import resource
     x = rd._fresh((5000, 1000))
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     x[...] = 1.0
