@@ -236,7 +236,7 @@ def targets(rows, crows):
              f"fresh outputs: {worst([(x[1], b) for b, t, x in big])}; 1 thread into out=: {worst([(x[2], b) for b, t, x in big])}",
              f"  two-thread scaling into out=: {worst([(t[2] / t[3], b) for b, t, x in big])}",
              f"  constrained FD / (ABA + constraint solve): "
-             f"{worst([(cfd / (fd + cfd - route), f'{name}, {label}') for name, label, cfd, route, solve, fd, ref, x in crows], max)}"]
+             f"{worst([(cfd / (fd + solve), f'{name}, {label}') for name, label, cfd, route, solve, fd, ref, x in crows], max)}"]
     return "\n".join(lines)
 
 
