@@ -48,6 +48,7 @@ NODE = "robot_dynamics"
 HOLD_TIME = 5.0                 # s of sim time per run
 DRIFT_TARGET = 0.01             # m: the base moves less than this over HOLD_TIME with contact-consistent gravity
 STEP_NS = 1_000_000             # sim_legged's physics step, 1 kHz
+FORCES_GRACE = 5.0              # s of sim time a contacts run may go on, past its end, for the node's first contact forces
 
 
 @dataclass
@@ -122,6 +123,14 @@ class Recorder(Node):
     def sim_time(self):
         return self.states[-1][0] if self.states else 0.0
 
+    def complete(self):
+        """The run's duration of joint states and base poses is in, and in the contacts run the
+        node's contact forces too: their subscription matches the node on its own and may do so
+        after the commands reach the robot (it goes on for at most FORCES_GRACE more)."""
+        duration = self.run.duration
+        waiting = self.run.command == "contacts" and not self.forces and self.sim_time < duration + FORCES_GRACE
+        return self.sim_time >= duration and bool(self.poses) and self.poses[-1][0] >= duration and not waiting
+
     def on_pose(self, msg):
         t = nanoseconds(msg.header.stamp) * 1e-9
         if not self.poses or t > self.poses[-1][0]:
@@ -177,7 +186,7 @@ def record(run, urdf, joints, posture, root, show_progress=False):
         with ExitStack() as stack:
             children = [stack.enter_context(running(sim_command(urdf, joints, posture, root)))]
             stall = StallWatch(run.name)
-            while recorder.sim_time < run.duration or not recorder.poses or recorder.poses[-1][0] < run.duration:
+            while not recorder.complete():
                 spin_step(executor)
                 check_alive(children)
                 if node and recorder.states and len(children) == 1:
