@@ -1,54 +1,64 @@
-# Everything is installed from scratch into .venv by the first target that needs it.
+# Everything is installed from scratch by the first target that needs it:
+#   .venv     the underlay: Python, ROS 2 Kilted wheels, numpy/numba, colcon, test oracles (requirements/);
+#             nothing of this repository is installed or registered in it
+#   install/  the workspace overlay: colcon builds this repository's two packages, robot_dynamics
+#             and robot_dynamics_interfaces, against the underlay (--symlink-install: edits to Python
+#             files need no rebuild), and the numba cache is warmed
+# `source install/setup.bash` then gives both (colcon chains the underlay in).
+SHELL  := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-AMENT  := $(VENV)/.ament-prefix
+BUILT  := install/.built
 REQS   := requirements/runtime.txt requirements/demo.txt requirements/test.txt requirements/ros.txt \
           requirements/ros-build.txt requirements/colcon.txt
+# what colcon builds: every file of the two packages but tests and caches (a new file needs a rebuild)
+PACKAGE_FILES := $(shell find robot_dynamics robot_dynamics_interfaces -type f -not -path '*/__pycache__/*' \
+                   -not -path 'robot_dynamics/test/*' -not -name '*.nb[ic]' -not -path '*/.*' 2>/dev/null)
+OVERLAY = source install/setup.bash &&
 # SOAK=600: `make bench` also runs the node at 1 kHz for that many seconds (drops, p99 per minute, memory)
 SOAK   ?=
 export OPENBLAS_NUM_THREADS := 1
 
 .PHONY: venv test demo demo-legged bench clean clean-cache
 
-$(STAMP): $(REQS) pyproject.toml scripts/build_interfaces.sh $(wildcard robot_dynamics_interfaces/*/*)
+$(STAMP): $(REQS) scripts/write_underlay.sh
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q $(addprefix -r ,$(REQS))
-	$(PY) -m pip install -q --no-deps -e .
-	bash scripts/build_interfaces.sh $(VENV)
+	bash scripts/write_underlay.sh $(VENV)
+	touch $@
+
+$(BUILT): $(STAMP) $(PACKAGE_FILES)
+	source $(VENV)/setup.bash && colcon build --symlink-install --base-paths robot_dynamics robot_dynamics_interfaces \
+	    --event-handlers console_cohesion- summary+ 2>&1 | tail -n 4
+	test -f install/robot_dynamics/share/robot_dynamics/package.xml
 	@echo "warming the numba cache (compiles every kernel once)"
-	$(PY) -m robot_dynamics.warm
+	$(OVERLAY) python -m robot_dynamics.warm
 	touch $@
 
-# the venv as an ament prefix of the ROS 2 package robot_dynamics (ros2 run / ros2 launch find it)
-$(AMENT): $(STAMP) scripts/install_ament_prefix.sh ros/robot_dynamics/package.xml \
-          $(wildcard ros/robot_dynamics/resource/* ros/robot_dynamics/scripts/*) \
-          $(wildcard launch/* config/* urdf/*)
-	bash scripts/install_ament_prefix.sh $(VENV)
-	touch $@
+venv: $(BUILT)
 
-venv: $(AMENT)
+test: $(BUILT)
+	$(OVERLAY) pytest -q robot_dynamics/test
 
-test: $(AMENT)
-	$(VENV)/bin/pytest -q test
+demo: $(BUILT)   # the node in closed loop with a simulated arm (MuJoCo); table + out/closed_loop_demo.png
+	$(OVERLAY) install/robot_dynamics/lib/robot_dynamics/closed_loop_demo
 
-demo: $(AMENT)   # the node in closed loop with a simulated arm (MuJoCo); table + out/closed_loop_demo.png
-	$(VENV)/lib/robot_dynamics/closed_loop_demo
+demo-legged: $(BUILT)   # solo12 standing in MuJoCo on the node's contact-consistent gravity torques; out/legged_demo.png
+	$(OVERLAY) install/robot_dynamics/lib/robot_dynamics/legged_demo
 
-demo-legged: $(AMENT)   # solo12 standing in MuJoCo on the node's contact-consistent gravity torques; out/legged_demo.png
-	$(VENV)/lib/robot_dynamics/legged_demo
+bench: $(BUILT)
+	$(OVERLAY) python bench/bench_dynamics.py
+	$(OVERLAY) python bench/bench_identification.py
+	$(OVERLAY) python bench/bench_derivatives.py
+	$(OVERLAY) python bench/bench_node.py
+	$(if $(SOAK),$(OVERLAY) python bench/bench_node.py --soak $(SOAK))
 
-bench: $(AMENT)
-	$(PY) bench/bench_dynamics.py
-	$(PY) bench/bench_identification.py
-	$(PY) bench/bench_derivatives.py
-	$(PY) bench/bench_node.py
-	$(if $(SOAK),$(PY) bench/bench_node.py --soak $(SOAK))
-
-clean-cache: $(STAMP)   # drop numba's compiled kernels and compile them again (an edit does it by itself)
-	rm -f robot_dynamics/kernels/__pycache__/*.nbi robot_dynamics/kernels/__pycache__/*.nbc
-	$(PY) -m robot_dynamics.warm
+clean-cache: $(BUILT)   # drop numba's compiled kernels and compile them again (an edit does it by itself)
+	rm -f robot_dynamics/robot_dynamics/kernels/__pycache__/*.nb[ic]
+	$(OVERLAY) python -m robot_dynamics.warm
 
 clean:
-	rm -rf $(VENV) build install log *.egg-info
+	rm -rf $(VENV) build install log

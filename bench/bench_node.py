@@ -1,9 +1,9 @@
 """Benchmark the ROS 2 node: joint_states -> gravity_torques latency and drops, service round trips,
 and the momentum observer's cost.
 
-    .venv/bin/python bench/bench_node.py [--duration 10] [--calls 1000]
-    .venv/bin/python bench/bench_node.py --soak 600     # only the soak: panda at 1 kHz for 600 s
-    .venv/bin/python bench/bench_node.py --observer 3   # only the observer comparison, repeated 3 times
+    source install/setup.bash; python bench/bench_node.py [--duration 10] [--calls 1000]
+    source install/setup.bash; python bench/bench_node.py --soak 600     # only the soak: panda at 1 kHz for 600 s
+    source install/setup.bash; python bench/bench_node.py --observer 3   # only the observer comparison, repeated 3 times
 
 The observer comparison (also at the end of the default run, once): panda at 1 kHz with joint_states
 that carry efforts, the echo floor on the same messages, the node with `observer.enabled: false`
@@ -73,8 +73,8 @@ from sensor_msgs.msg import JointState  # noqa: E402
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 PANDA = f"{ROBOTS}/panda_description/urdf/panda.urdf"
 TALOS = f"{ROBOTS}/talos_data/robots/talos_reduced.urdf"
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, REPO)    # bench the tree this file is in (the node child runs with cwd=REPO too)
+PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "robot_dynamics")
+sys.path.insert(0, PACKAGE)     # bench the tree this file is in (the node child runs with cwd=PACKAGE too)
 OUTPUT_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 SERVICE_WARMUP = 50
 DRAIN_S = 1.0           # wait for late outputs after the last send
@@ -112,7 +112,7 @@ def cpu_percent(a, b):
 # --- child processes ------------------------------------------------------------------------------
 def start(cmd, tag):
     log = tempfile.NamedTemporaryFile("w+", prefix=f"bench_node_{tag}_", suffix=".log", delete=False)
-    proc = subprocess.Popen(cmd, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(cmd, cwd=PACKAGE, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True, env=dict(os.environ))
     proc.log_path = log.name
     log.close()

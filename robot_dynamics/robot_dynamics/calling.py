@@ -1,0 +1,258 @@
+"""How the public functions call the kernels: the machinery every API module shares, below them all.
+
+    input checks      vector, plain, plain_state, batch_size: shapes, dtypes, NaN/inf, naming the input
+    single states     Direct: a kernel's compiled entry point called without numba's type dispatch
+    per-model scratch Workspace, workspace(model): the buffers of single-state calls, one per model
+    batches           drive (a kernel's <name>_rows on one thread or <name>_batch on several),
+                      thread_count, default_threads, PARALLEL_MIN_BATCH; fresh (their outputs)
+    errors            raise_status: a kernel status to an error naming the input and the batch row;
+                      SingularMassMatrixError
+    frames, wrenches  frame_spec, external_rows: a frame and external wrenches as the kernels take them
+
+The algorithms (rigid_body, derivatives, constrained, identification, observer) import this module,
+never each other's privates; `dynamics` is the facade that re-exports them.
+"""
+import math
+import os
+
+import numba
+import numpy as np
+
+from . import kernels as K
+from .kernels import coriolis as _coriolis
+from .kernels import crba as _crba
+from .kernels import hybrid as _hybrid
+from .kernels import jacobian as _jacobian
+from .kernels import rnea as _rnea
+from .kernels.common import INPUT_LIMIT
+from .layout import AXES
+from .model import REFERENCES
+
+REF_CODE = {"world": K.WORLD, "local": K.LOCAL, "local_world_aligned": K.LOCAL_WORLD_ALIGNED}
+NO_EXT = np.zeros((0, K.EXT_COLS))
+F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
+#: states per batch below which threads are not worth starting
+PARALLEL_MIN_BATCH = 64
+
+
+def default_threads():
+    """Threads for batches: ROBOT_DYNAMICS_THREADS, else every core numba may use."""
+    return int(os.environ.get("ROBOT_DYNAMICS_THREADS", numba.config.NUMBA_NUM_THREADS))
+
+
+# --- input checks ---------------------------------------------------------------------------
+def vector(x, n, name, batch=None):
+    """x as a C-contiguous float64 array of shape (n,) or (N, n); batch: the N required."""
+    if type(x) is np.ndarray and x.shape == (n,) and not batch and x.dtype == F64 and x.flags.c_contiguous:
+        return x     # the common case, checked cheaply
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim not in (1, 2) or a.shape[-1] != n or (batch is not None and (a.ndim == 2) != (batch > 0)) \
+            or (batch and a.shape[0] != batch):
+        want = f"({batch}, {n})" if batch else f"({n},)" if batch == 0 else f"({n},) or (N, {n})"
+        raise ValueError(f"{name} must have shape {want}, got shape {a.shape}")
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def plain(x, n, dtype=F64, unit=(8,)):
+    """x is already what the kernels take for one state: an array of this dtype, shape (n,)
+    and unit stride (the fast paths' cheap check; the kernels only read it)."""
+    return type(x) is np.ndarray and x.dtype is dtype and x.strides == unit and len(x) == n
+
+
+def plain_state(model, q, v, a, unit=(8,), ndarray=np.ndarray, f64=F64):
+    """`plain` for q, v and a (or tau) together, written out: 0.1 us less per call."""
+    nv = model.nv
+    return (type(q) is ndarray and q.dtype is f64 and q.strides == unit and len(q) == model.nq
+            and type(v) is ndarray and v.dtype is f64 and v.strides == unit and len(v) == nv
+            and type(a) is ndarray and a.dtype is f64 and a.strides == unit and len(a) == nv)
+
+
+def batch_size(a):
+    return a.shape[0] if a.ndim == 2 else 0
+
+
+#: transparent huge pages' size on x86-64 (and arm64 with 4 KB pages)
+HUGE_PAGE = 2 << 20
+#: fresh batch outputs up to this size are faulted in by the calling thread (`fresh`)
+PREFAULT_MAX = 64 << 20
+
+
+def fresh(shape):
+    """np.empty(shape) for a batch's output: from 2 MB up it starts on a huge-page boundary, and up
+    to 64 MB the calling thread faults its pages in (a write per 4 KB) before the kernels' threads
+    write it. Measured on this VM (N = 10000, bench_derivatives.py and A/B runs):
+    - numpy asks Linux for huge pages for arrays of 4 MB or more, but an allocation starts anywhere,
+      and its ends fault in 4 KB pages, ~2 us each: panda's derivatives (3 x 5 MB) took 1160 faults
+      a call, aligned 5, and 1.95 -> 1.77 us/state on two threads.
+    - two threads faulting in fresh memory at once are at times many times slower (panda's
+      regressor, 57 MB, on two threads: median 2.8-3.1 us/state, up to 9.8, against 0.73 at best);
+      faulted in first by one thread: 0.89 (0.85-1.07). Above 64 MB (talos' derivatives, 115 MB
+      each; its regressors, 1 GB) faulting in first cost 10-60 %, so the threads do it there
+      (`out=` is the way to skip it)."""
+    nbytes = 8 * math.prod(shape)
+    if nbytes < HUGE_PAGE:
+        return np.empty(shape)
+    pages = -(-nbytes // HUGE_PAGE)
+    raw = np.empty((pages + 1) * HUGE_PAGE, np.uint8)     # whole huge pages past the boundary
+    start = -raw.ctypes.data % HUGE_PAGE
+    x = raw[start:start + nbytes].view(np.float64)
+    if nbytes <= PREFAULT_MAX:
+        x[::512] = 0.0
+    return x.reshape(shape)
+
+
+class SingularMassMatrixError(ValueError):
+    """Forward or hybrid dynamics met a mass matrix that is not positive definite: no unique
+    acceleration answers the torques. The message names the joint and the suspect links."""
+
+
+def raise_status(model, status, inputs):
+    """Turn a kernel status (or a batch's status array) into an error that names the input."""
+    status = np.atleast_1d(status)
+    bad = np.flatnonzero(status)
+    if not len(bad):
+        return
+    row, code = int(bad[0]), int(status[bad[0]])
+    where = f" (batch row {row})" if len(status) > 1 else ""
+    kind, body = code % K.STATUS_BODY, code // K.STATUS_BODY - 1
+    if kind == K.BAD_QUATERNION:
+        joint = model.joint_by_name[model.body_joint_names[body]]
+        a = joint.idx_q + 3
+        quat = np.atleast_2d(inputs["q"])[row, a:a + 4]
+        raise ValueError(f"q[{a}:{a + 4}], the quaternion (x y z w) of floating joint {joint.name!r}, must "
+                         f"have unit norm; got norm {np.linalg.norm(quat):.6g}{where}")
+    if kind == K.SINGULAR:
+        raise SingularMassMatrixError(singular_message(model, body, where))
+    if kind == K.OVERFLOW:
+        raise ValueError(f"the result is not finite{where}: the inputs are too large for double precision")
+    for name, value in inputs.items():
+        x = np.asarray(value)
+        x = x[row] if len(status) > 1 else x
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"{name} contains NaN or inf{where}")
+        if np.any(np.abs(x) > INPUT_LIMIT):
+            raise ValueError(f"{name} contains a value beyond {INPUT_LIMIT:g} in magnitude{where}: too large "
+                             "to compute with in double precision")
+    raise ValueError(f"non-finite input{where}")
+
+
+def singular_message(model, body, where):
+    """Name the joints that move the singular coordinate (a leader and its mimics) and the links
+    they move."""
+    coordinate = model.v_source[model.idx_v[body]]
+    bodies = [b for b in range(model.nb) if model.v_source[model.idx_v[b]] == coordinate]
+    joints = ", ".join(repr(model.body_joint_names[b]) for b in bodies)
+    links = list(dict.fromkeys(link for b in bodies for link in model.body_subtree_links(b)))
+    warned = [w for w in model.warnings if any(f"link {link!r}" in w for link in links)]
+    text = (f"the mass matrix is not positive definite at this state{where}: the inertia that joint "
+            f"{joints} moves is singular, so no unique acceleration answers the torques. Suspect links "
+            f"(moved by {joints}): {', '.join(links)}. A zero or non-physical inertia in the URDF causes this")
+    if warned:
+        text += "; the loader warned: " + "; ".join(warned)
+    return text
+
+
+# --- single-state calls ---------------------------------------------------------------------------
+class Direct:
+    """A kernel whose compiled code is called directly, skipping numba's type dispatch
+    (~0.4 us of a ~1 us single call). Only the fast paths call it, always with the argument
+    types of its first call (arrays checked by `plain`, the model's scratch, NO_EXT)."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def run(self, *args):      # first call: compile (or load from the cache), then bind run
+        status = self.kernel(*args)
+        compiled = self.kernel.overloads.get(tuple(numba.typeof(x) for x in args))
+        self.run = compiled.entry_point if compiled is not None else self.kernel
+        return status
+
+
+class Workspace:
+    """A model's buffers for single-state calls: each algorithm's kernel workspace (a row per
+    body), zero vectors, the Jacobian and placement of `frame_placement` and `frame_jacobian`,
+    and frame specs. One per model, made on first use (`workspace`) and kept in
+    `model.workspace`; the kernels hold the GIL, so no two single-state calls use it at once."""
+
+    def __init__(self, model):
+        packed = model.packed
+        self.rnea = K.workspace(packed, _rnea.WIDTH, False)
+        self.crba = K.workspace(packed, _crba.WIDTH, False)
+        self.coriolis = K.workspace(packed, _coriolis.WIDTH, False)
+        self.hybrid = K.workspace(packed, _hybrid.WIDTH, True)
+        self.frame_jacobian = K.workspace(packed, _jacobian.WIDTH, False)
+        self.zero = np.zeros(model.nv)                  # read only
+        self.nothing_known = np.zeros(model.nv, bool)   # read only
+        self.J, self.H = np.empty((6, model.nv)), np.empty((4, 4))
+        self.specs = {}                                 # (frame, reference) -> spec row
+        self.scratch = {}                               # the other API modules' buffers (key -> array)
+
+
+def workspace(model):
+    """The model's Workspace, made on first use. The fast paths write `model.workspace or
+    workspace(model)`: the call alone is ~50 ns of a ~1 us single call (measured)."""
+    if model.workspace is None:
+        model.workspace = Workspace(model)
+    return model.workspace
+
+
+# --- frames and wrenches --------------------------------------------------------------------
+def frame_spec(model, frame, reference):
+    key = (frame, reference)
+    specs = workspace(model).specs
+    if key not in specs:
+        if reference not in REF_CODE:
+            raise ValueError(f"reference must be one of {', '.join(REFERENCES)}, got {reference!r}")
+        f = model.frame(frame)
+        Q = model.packed[f.body, AXES:AXES + 9].reshape(3, 3) if f.body >= 0 else np.eye(3)
+        spec = np.empty(K.FRAME_COLS)
+        spec[K.F_BODY], spec[K.F_REF] = f.body, REF_CODE[reference]
+        spec[K.F_ROT:K.F_ROT + 9] = (Q.T @ f.rotation).reshape(9)     # in the body's joint frame
+        spec[K.F_POS:K.F_POS + 3] = Q.T @ f.translation
+        specs[key] = spec
+    return specs[key]
+
+
+def external_rows(model, external_wrenches, batch):
+    """{frame: wrench or (wrench, reference)} -> kernel rows (N or 1, k, EXT_COLS)."""
+    n = max(batch, 1)
+    if not external_wrenches:
+        return np.zeros((batch, 0, K.EXT_COLS)) if batch else NO_EXT
+    rows = np.empty((n, len(external_wrenches), K.EXT_COLS))
+    for k, (frame, value) in enumerate(external_wrenches.items()):
+        wrench, reference = value if isinstance(value, tuple) else (value, "local_world_aligned")
+        rows[:, k, :K.FRAME_COLS] = frame_spec(model, frame, reference)
+        rows[:, k, K.F_WRENCH:] = vector(wrench, 6, f"external wrench on {frame!r}",
+                                          batch if np.ndim(wrench) == 2 else 0)
+    return rows if batch else rows[0]
+
+
+def thread_count(batch, threads):
+    return 1 if batch < PARALLEL_MIN_BATCH else max(1, min(threads or default_threads(), batch))
+
+
+def drive(module, name, model, n, threads, scratch, *args):
+    """Kernel `name` of a kernel module over n states: <name>_rows on one thread with the workspace
+    scratch() returns (the model's single-state one), else <name>_batch (a workspace per thread).
+    Every batch of the public API runs through here; returns the per-state status."""
+    nthreads = thread_count(n, threads)
+    if nthreads > 1:
+        return getattr(module, name + "_batch")(model.packed, *args, nthreads)
+    status = np.zeros(n, np.int64)
+    getattr(module, name + "_rows")(model.packed, *args, status, 0, n, scratch())
+    return status
+
+
+def module_scratch(model, module):
+    """The model's single-state workspace of a kernel module that names its width WIDTH (the
+    regressor, momentum, ...): made on first use, kept in the model's Workspace."""
+    buffers = (model.workspace or workspace(model)).scratch
+    W = buffers.get(module.__name__)       # a name: a model (and its workspace) can be deep-copied
+    if W is None:
+        W = buffers[module.__name__] = K.workspace(model.packed, module.WIDTH)
+    return W
+
+
+def run(module, name, model, n, threads, *args):
+    """`drive` with the module's single-state workspace (module_scratch) for one thread."""
+    return drive(module, name, model, n, threads, lambda: module_scratch(model, module), *args)

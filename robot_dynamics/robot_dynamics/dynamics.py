@@ -1,0 +1,31 @@
+"""Public dynamics API, the facade (`from robot_dynamics import dynamics as rd`): NumPy in, NumPy
+out, one state (1-D arrays) or a batch (2-D, a row per state). Conventions follow Pinocchio:
+q = [x y z qx qy qz qw] + joints for a floating base, v = [linear; angular] in the base frame +
+joints (multi-coordinate joints first: see Model); Jacobian rows and wrenches are
+[linear/force; angular/torque].
+
+Each function lives in the module of its subject and is re-exported here:
+    rigid_body      inverse_dynamics, gravity_torques, bias_forces, mass_matrix, coriolis_matrix,
+                    forward_dynamics, hybrid_dynamics, frame_placement, frame_jacobian,
+                    wrench_to_joint_torques
+    configuration   neutral, integrate, difference, random_configuration, root_coordinates, ...
+    regressor       joint_torque_regressor, inertial_parameters, base_parameters
+    identification  identify_payload, identify_payload_from_momentum, PayloadEstimate
+    observer        MomentumObserver, generalized_momentum, external_torques, estimate_wrench
+    derivatives     inverse_dynamics_derivatives, forward_dynamics_derivatives
+    constrained     constrained_forward_dynamics, contact_inverse_dynamics, constraint_jacobian
+    calling         what they share: input checks, batches and threads, SingularMassMatrixError
+"""
+from .calling import PARALLEL_MIN_BATCH, SingularMassMatrixError, Workspace, default_threads, workspace  # noqa: F401
+from .configuration import (difference, integrate, neutral, random_configuration,  # noqa: F401
+                            root_coordinates, root_twist, root_twist_coordinates)
+from .constrained import (ConstraintError, constrained_forward_dynamics, constraint_jacobian,  # noqa: F401
+                          contact_inverse_dynamics)
+from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives  # noqa: F401
+from .identification import PayloadEstimate, identify_payload, identify_payload_from_momentum  # noqa: F401
+from .observer import MomentumObserver, estimate_wrench, external_torques, generalized_momentum  # noqa: F401
+from .regressor import (PARAMETERS, BaseParameters, base_parameters, inertial_parameter_names,  # noqa: F401
+                        inertial_parameters, joint_torque_regressor)
+from .rigid_body import (KERNELS, bias_forces, coriolis_matrix, forward_dynamics, frame_jacobian,  # noqa: F401
+                         frame_placement, gravity_torques, hybrid_dynamics, inverse_dynamics, mass_matrix,
+                         wrench_to_joint_torques)

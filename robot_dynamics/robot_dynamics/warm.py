@@ -1,0 +1,76 @@
+"""Compile every kernel once so that numba's on-disk cache is warm (run at install).
+
+Prints the cold time (compile or cache load) and the warm time of each public function.
+"""
+import argparse
+import time
+
+import numpy as np
+
+from . import dynamics as rd
+from .resources import bundled_urdf
+from .urdf import load_urdf
+
+
+def calls(model):
+    """One call of every public function: single state, a small batch (one thread) and a
+    batch large enough for threads (the parallel kernels)."""
+    rng = np.random.default_rng(0)
+    q = rd.neutral(model)
+    v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    frame = model.frame_names[-1]
+    wrench = {frame: np.ones(6)}
+    known = np.arange(model.nv) % 2 == 0
+    batches = [(np.tile(x, (n, 1)) for x in (q, v, a, known)) for n in (2, rd.PARALLEL_MIN_BATCH)]
+    for (Q, V, A, K), t in zip([(q, v, a, known)] + batches, (1, 1, 2)):
+        yield "inverse_dynamics", lambda: rd.inverse_dynamics(model, Q, V, A, threads=t)
+        yield "inverse_dynamics+wrench", lambda: rd.inverse_dynamics(model, Q, V, A, wrench, threads=t)
+        yield "gravity_torques", lambda: rd.gravity_torques(model, Q, threads=t)
+        yield "mass_matrix", lambda: rd.mass_matrix(model, Q, threads=t)
+        yield "coriolis_matrix", lambda: rd.coriolis_matrix(model, Q, V, threads=t)
+        yield "forward_dynamics", lambda: rd.forward_dynamics(model, Q, V, A, threads=t)
+        yield "hybrid_dynamics", lambda: rd.hybrid_dynamics(model, Q, V, K, A, A, threads=t)
+        yield "frame_jacobian", lambda: rd.frame_jacobian(model, Q, frame, threads=t)
+        yield "frame_placement", lambda: rd.frame_placement(model, Q, frame, threads=t)
+        yield "wrench_to_joint_torques", lambda: rd.wrench_to_joint_torques(model, Q, frame, np.ones(Q.shape[:-1] + (6,)), threads=t)
+        yield "joint_torque_regressor", lambda: rd.joint_torque_regressor(model, Q, V, A, threads=t)
+        yield "generalized_momentum", lambda: rd.generalized_momentum(model, Q, V)
+        yield "inverse_dynamics_derivatives", lambda: rd.inverse_dynamics_derivatives(model, Q, V, A, threads=t)
+        yield "forward_dynamics_derivatives", lambda: rd.forward_dynamics_derivatives(model, Q, V, A, threads=t)
+        yield "constrained_forward_dynamics", lambda: rd.constrained_forward_dynamics(
+            model, Q, V, A, [(frame, "point")], threads=t)
+        yield "contact_inverse_dynamics", lambda: rd.contact_inverse_dynamics(model, Q, 0, 0, [(frame, "6d")], threads=t)
+    yield "momentum observer", lambda: observe(model, q, v, frame)
+
+
+def observe(model, q, v, frame):
+    """The observer's compiled update and wrench estimate (the node runs them per message)."""
+    observer = rd.MomentumObserver(model, 50.0)
+    observer.reset(q, v, np.zeros(model.nv))
+    observer.update(q, v, np.zeros(model.nv), 1e-3)
+    observer.wrench(frame)
+
+
+def main(argv=None):
+    """python -m robot_dynamics.warm [--quiet] [--urdf PATH]: every kernel compiled (or loaded from
+    the cache), on the bundled PUMA 560 or the URDF at PATH (an install passes its own copy)."""
+    parser = argparse.ArgumentParser(prog="python -m robot_dynamics.warm", description=__doc__.split("\n")[0])
+    parser.add_argument("--quiet", action="store_true", help="print only the total time")
+    parser.add_argument("--urdf", default=None, help="the robot to compile with (default: the bundled PUMA 560)")
+    args = parser.parse_args(argv)
+    quiet = args.quiet
+    model = load_urdf(args.urdf or bundled_urdf())
+    total = time.perf_counter()
+    for name, call in calls(model):
+        t0 = time.perf_counter()
+        call()
+        cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        call()
+        if not quiet:
+            print(f"  {name:26s} first call {cold * 1e3:9.1f} ms   next {1e6 * (time.perf_counter() - t0):8.1f} us")
+    print(f"kernels ready in {time.perf_counter() - total:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

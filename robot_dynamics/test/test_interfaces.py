@@ -1,0 +1,205 @@
+"""Checks of the generated robot_dynamics_interfaces Python types: our fields, in order, and the
+compiled type support (rosidl's own behaviour is rosidl's to test).
+
+Needs ROS 2 (rclpy) and the interface package built (``make`` builds it into the workspace
+overlay ./install with colcon); skipped otherwise. No DDS traffic.
+"""
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
+
+PKG_DIR = Path(__file__).resolve().parents[2] / 'robot_dynamics_interfaces'
+
+pytest.importorskip('rclpy', reason='ROS 2 (rclpy) not installed')
+_NOT_BUILT = 'robot_dynamics_interfaces not built: run make (or colcon build) and source install/setup.bash'
+_pkg = pytest.importorskip('robot_dynamics_interfaces', reason=_NOT_BUILT)
+if getattr(_pkg, '__file__', None) is None:
+    # Only the source folder ./robot_dynamics_interfaces (seen as a namespace package
+    # when the repo root is on sys.path) was found, not the generated package.
+    pytest.skip(_NOT_BUILT, allow_module_level=True)
+msg = pytest.importorskip('robot_dynamics_interfaces.msg', reason=_NOT_BUILT)
+srv = pytest.importorskip('robot_dynamics_interfaces.srv', reason=_NOT_BUILT)
+
+STR_SEQ = 'sequence<string>'
+F64_SEQ = 'sequence<double>'
+WRENCHES = 'sequence<robot_dynamics_interfaces/LinkWrench>'
+
+# type name -> ordered {field: rosidl type}
+EXPECTED = {
+    'LinkWrench': {
+        'link': 'string',
+        'reference': 'string',
+        'wrench': 'geometry_msgs/Wrench',
+    },
+    'InverseDynamics.Request': {
+        'joint_names': STR_SEQ,
+        'positions': F64_SEQ,
+        'velocities': F64_SEQ,
+        'accelerations': F64_SEQ,
+        'external_wrenches': WRENCHES,
+        'base_pose': 'geometry_msgs/Pose',
+        'base_twist': 'geometry_msgs/Twist',
+        'base_acceleration': 'geometry_msgs/Accel',
+    },
+    'InverseDynamics.Response': {
+        'success': 'boolean',
+        'message': 'string',
+        'joint_names': STR_SEQ,
+        'efforts': F64_SEQ,
+        'base_wrench': 'geometry_msgs/Wrench',
+    },
+    'ForwardDynamics.Request': {
+        'joint_names': STR_SEQ,
+        'positions': F64_SEQ,
+        'velocities': F64_SEQ,
+        'efforts': F64_SEQ,
+        'external_wrenches': WRENCHES,
+        'base_pose': 'geometry_msgs/Pose',
+        'base_twist': 'geometry_msgs/Twist',
+        'base_wrench': 'geometry_msgs/Wrench',
+    },
+    'ForwardDynamics.Response': {
+        'success': 'boolean',
+        'message': 'string',
+        'joint_names': STR_SEQ,
+        'accelerations': F64_SEQ,
+        'base_acceleration': 'geometry_msgs/Accel',
+    },
+    'HybridDynamics.Request': {
+        'joint_names': STR_SEQ,
+        'positions': F64_SEQ,
+        'velocities': F64_SEQ,
+        'acceleration_known': 'sequence<boolean>',
+        'accelerations': F64_SEQ,
+        'efforts': F64_SEQ,
+        'base_pose': 'geometry_msgs/Pose',
+        'base_twist': 'geometry_msgs/Twist',
+    },
+    'HybridDynamics.Response': {
+        'success': 'boolean',
+        'message': 'string',
+        'joint_names': STR_SEQ,
+        'accelerations': F64_SEQ,
+        'efforts': F64_SEQ,
+    },
+    'WrenchToJointTorques.Request': {
+        'joint_names': STR_SEQ,
+        'positions': F64_SEQ,
+        'frame': 'string',
+        'reference': 'string',
+        'wrench': 'geometry_msgs/Wrench',
+        'base_pose': 'geometry_msgs/Pose',
+    },
+    'WrenchToJointTorques.Response': {
+        'success': 'boolean',
+        'message': 'string',
+        'joint_names': STR_SEQ,
+        'efforts': F64_SEQ,
+        'jacobian': F64_SEQ,
+        'jacobian_rows': 'uint32',
+        'jacobian_cols': 'uint32',
+    },
+    'IdentifyPayload.Request': {
+        'duration': 'double',
+        'method': 'string',
+        'link': 'string',
+        'apply': 'boolean',
+        'point_mass': 'boolean',
+    },
+    'IdentifyPayload.Response': {
+        'success': 'boolean',
+        'message': 'string',
+        'link': 'string',
+        'method': 'string',
+        'samples': 'uint32',
+        'mass': 'double',
+        'com': 'double[3]',
+        'inertia': 'double[6]',
+        'mass_identified': 'boolean',
+        'com_identified': 'boolean',
+        'inertia_identified': 'boolean',
+        'physical': 'boolean',
+        'residual': 'double',
+        'condition_number': 'double',
+        'mass_std': 'double',
+        'com_std': 'double[3]',
+        'inertia_std': 'double[6]',
+        'applied': 'boolean',
+    },
+    'Contact': {
+        'header': 'std_msgs/Header',
+        'contact': 'boolean',
+        'joint_names': STR_SEQ,
+    },
+    'ConstrainedForwardDynamics.Request': {
+        'joint_names': STR_SEQ,
+        'positions': F64_SEQ,
+        'velocities': F64_SEQ,
+        'efforts': F64_SEQ,
+        'base_pose': 'geometry_msgs/Pose',
+        'base_twist': 'geometry_msgs/Twist',
+        'contact_frames': STR_SEQ,
+        'contact_kinds': STR_SEQ,
+        'loop_frames_a': STR_SEQ,
+        'loop_frames_b': STR_SEQ,
+        'loop_kinds': STR_SEQ,
+        'baumgarte_kp': 'double',
+        'baumgarte_kd': 'double',
+    },
+    'ConstrainedForwardDynamics.Response': {
+        'success': 'boolean',
+        'message': 'string',
+        'joint_names': STR_SEQ,
+        'accelerations': F64_SEQ,
+        'base_acceleration': 'geometry_msgs/Accel',
+        'constraint_wrenches': WRENCHES,
+    },
+    'ContactForces': {
+        'header': 'std_msgs/Header',
+        'wrenches': WRENCHES,
+    },
+}
+
+
+def _resolve(name):
+    if '.' not in name:
+        return getattr(msg, name)
+    service, part = name.split('.')
+    return getattr(getattr(srv, service), part)
+
+
+@pytest.mark.parametrize('name', sorted(EXPECTED))
+def test_fields_and_types(name):
+    cls = _resolve(name)
+    assert cls.get_fields_and_field_types() == EXPECTED[name]
+    # field order matters for readers of the .srv/.msg files and for positional use
+    assert list(cls.get_fields_and_field_types()) == list(EXPECTED[name])
+
+
+def test_services_have_type_support_and_names():
+    for name in ('InverseDynamics', 'ForwardDynamics', 'HybridDynamics', 'WrenchToJointTorques', 'IdentifyPayload',
+                 'ConstrainedForwardDynamics'):
+        service = getattr(srv, name)
+        assert service.Request.__name__ == f'{name}_Request'
+        assert service.Response.__name__ == f'{name}_Response'
+        # loads the compiled C type support (the libraries installed into <prefix>/lib)
+        for cls in (service, service.Request, service.Response):
+            type(cls).__import_type_support__()
+            assert cls._TYPE_SUPPORT is not None
+    for cls in (msg.LinkWrench, msg.Contact, msg.ContactForces):
+        type(cls).__import_type_support__()
+        assert cls._TYPE_SUPPORT is not None
+
+
+def test_package_manifest():
+    root = ET.parse(PKG_DIR / 'package.xml').getroot()
+    assert root.get('format') == '3'
+    assert root.findtext('name') == 'robot_dynamics_interfaces'
+    assert root.findtext('license') == 'Apache-2.0'
+    assert root.findtext('export/build_type') == 'ament_cmake'
+    assert root.findtext('member_of_group') == 'rosidl_interface_packages'
+    email = root.find('maintainer').get('email')
+    assert '@' in email and '.' in email.split('@')[1]
