@@ -37,12 +37,14 @@ def mass_matrix(root):
 
 
 def swap_columns(root):
-    """Swap two of Model.packed's columns in layout.py: the kernels must read them afresh."""
+    """Swap two of Model.packed's columns in layout.py (their names and their entries in the
+    table): the kernels must read them afresh."""
     path = root / "robot_dynamics" / "layout.py"
     text = path.read_text()
-    assert "ARMATURE = 38" in text and "SUBTREE_END = 39" in text
-    path.write_text(text.replace("ARMATURE = 38", "ARMATURE = 39").replace("SUBTREE_END = 39", "SUBTREE_END = 38"))
-
+    names, first, second = "ARMATURE, SUBTREE_END,", '("ARMATURE", 1),', '("SUBTREE_END", 1),'
+    assert text.count(names) == text.count(first) == text.count(second) == 1
+    text = text.replace(names, "SUBTREE_END, ARMATURE,")
+    path.write_text(text.replace(first, "@").replace(second, first).replace("@", second))
 
 def test_a_changed_layout_constant_recompiles(copy):
     before = mass_matrix(copy)                  # compiles and fills the copy's cache
