@@ -1,16 +1,34 @@
 """Inverse dynamics: the recursive Newton-Euler algorithm (Luh, Walker and Paul, 1980), in each
 body's joint frame, where a one-coordinate joint moves along or about z and the inertia is
-constant: it needs no placements and no inertias in the world."""
+constant: it needs no placements and no inertias in the world.
+
+The passes of Featherstone's ID (Rigid Body Dynamics Algorithms, table 5.1; Pinocchio's
+RneaForwardStep and RneaBackwardStep), with X_i = (E, r) the transform from the parent's joint
+frame to body i's (E its rotation, r the body's origin in the parent: the joint placement times
+the joint's motion) and the base moving up at g (a_0 = -g, RBDA ch. 5):
+
+    forward_pass       X_i = X_J(q_i) X_T(i)                  root to leaves
+                       v_i = X_i v_p + S_i qd_i
+                       a_i = X_i a_p + S_i qdd_i + v_i x S_i qd_i
+                       f_i = I_i a_i + v_i x* I_i v_i
+    external_wrenches  f_i -= f_ext_i                         in body i's joint frame
+    backward_pass      tau_i = S_i^T f_i + armature qdd_i     leaves to root
+                       f_p += X_i^T f_i
+
+A one-coordinate joint's S is e_z (angular for a revolute joint, linear for a prismatic one),
+written out: v_i x S qd has four non-zero terms. A floating joint's S is the identity in its own
+frame, a planar joint's picks x, y and the turn about z.
+"""
 import numpy as np
 
 from ..layout import ARMATURE, FREE, INERTIA, JTYPE, PLANAR, POS, PRISMATIC, QSRC, QUATERNION_TOL, REVOLUTE, ROT, VSCALE
 from .columns import KINEMATICS_END, W_JOINT, W_P, W_R, layout
 from .common import (BAD_QUATERNION, F_BODY, NONFINITE, OK, add_torque, chunk, fail, parent, root_acceleration,
                      usable, usable_rows, user_v, workspace)
-from .jit import fast, parallel, prange
+from .jit import fast, inline, parallel, prange
 from .kinematics import joint_angle, kinematics, world_wrench
-from .spatial import (ZERO6, axpy, cross3, cross_force, cross_motion, get6, get9, inertia_times, matmul3, matvec3,
-                      plus, quaternion_matrix, rotate_z, set6, set9, transpose3)
+from .spatial import (ZERO6, axpy, cross3, cross_force, cross_motion, get3, get6, get9, inertia_times, matmul3,
+                      matvec3, plus, quaternion_matrix, rotate_z, set3, set6, set9, transpose3)
 
 #: per body: velocity, acceleration, force, and X, the transform from the parent's joint frame (E, r)
 W_V, W_A, W_F, W_X, WIDTH = layout((("V", 6), ("A", 6), ("F", 6), ("X", 12)), KINEMATICS_END)
@@ -30,68 +48,104 @@ def rnea(model, q, v, a, ext, tau, W):
 
 @fast
 def newton_euler(model, q, v, a, ext, tau, W, placed):
-    """Recursive Newton-Euler (Luh, Walker and Paul, 1980) in each body's joint frame, where a
-    one-coordinate joint moves along or about z: with X_i = (E, r) the transform from the
-    parent's frame (E its rotation, r the body's origin in the parent: the fixed placement times
-    the joint's motion), v_i = X_i v_p + S qd, a_i = X_i a_p + S qdd + v_i x S qd,
-    f_i = I_i a_i + v_i x* I_i v_i - f_ext, tau = S^T f_i + armature qdd, f_p += X_i^T f_i; the
-    base moves up at g (Featherstone, RBDA ch. 5). A floating joint's S is the identity in
-    its own frame, a planar joint's picks x, y and the turn about z. `placed`: `kinematics` has
-    run (external wrenches need it), which leaves the joints' angles in W.
+    """Recursive Newton-Euler of one state: the passes of the module docstring. `placed`:
+    `kinematics` has run (external wrenches need it), which leaves the joints' angles in W.
     Returns BAD_QUATERNION (with the body) for a floating joint whose quaternion is not unit."""
-    nb = model.shape[0] - 1
-    for i in range(0 if placed else nb):   # q, sin q, cos q first: a sine on the recursion's chain cost 20 %
-        joint_angle(model, q, W, i)
-    for i in range(nb):
-        par, jt, iq, k = parent(model, i), model[i, JTYPE], int(model[i, QSRC]), user_v(model, i, 0)
-        vp = get6(W, par, W_V) if par >= 0 else ZERO6
-        ap = get6(W, par, W_A) if par >= 0 else root_acceleration(model)
-        R, r = get9(model, i, ROT), (model[i, POS], model[i, POS + 1], model[i, POS + 2])
-        if jt == REVOLUTE or jt == PRISMATIC:   # S = e_z, written out: v_i x S qd has four non-zero terms
-            th = W[i, W_JOINT]
+    for i in range(0 if placed else model.shape[0] - 1):
+        joint_angle(model, q, W, i)     # sines first: on the recursion's dependency chain they cost 20 %
+    status = forward_pass(model, q, v, a, W)
+    if status != OK:
+        return status
+    external_wrenches(ext, W)
+    backward_pass(model, a, tau, W)
+    return OK
+
+
+@inline
+def forward_pass(model, q, v, a, W):
+    """Root to leaves: each body's transform from its parent, velocity, acceleration and force,
+    in its joint frame. BAD_QUATERNION (with the body) for a floating joint whose quaternion is
+    not unit."""
+    for i in range(model.shape[0] - 1):
+        par, jt, k = parent(model, i), model[i, JTYPE], user_v(model, i, 0)
+        # X_i = X_J(q_i) X_T(i)
+        unit, E, r = joint_transform(model, q, W, i)
+        if not unit:
+            return fail(BAD_QUATERNION, i)
+        set9(W, i, W_X, E)
+        set3(W, i, W_X + 9, r)
+        # X_i v_p and X_i a_p, a_p = -g at the root
+        vi = to_child(E, r, get6(W, par, W_V) if par >= 0 else ZERO6)
+        ai = to_child(E, r, get6(W, par, W_A) if par >= 0 else root_acceleration(model))
+        # v_i = X_i v_p + S qd, a_i = X_i a_p + S qdd + v_i x S qd
+        if jt == REVOLUTE:      # S = e_z angular
             qd, qdd = v[k] * model[i, VSCALE], a[k] * model[i, VSCALE]
-            if jt == PRISMATIC:
-                E, r = transpose3(R), (r[0] + th * R[2], r[1] + th * R[5], r[2] + th * R[8])
-                vi, ai = to_child(E, r, vp), to_child(E, r, ap)
-                vi = (vi[0], vi[1], vi[2] + qd, vi[3], vi[4], vi[5])
-                ai = (ai[0] + vi[4] * qd, ai[1] - vi[3] * qd, ai[2] + qdd, ai[3], ai[4], ai[5])
-            else:
-                E = transpose3(rotate_z(R, W[i, W_JOINT + 1], W[i, W_JOINT + 2]))
-                vi, ai = to_child(E, r, vp), to_child(E, r, ap)
-                vi = (vi[0], vi[1], vi[2], vi[3], vi[4], vi[5] + qd)
-                ai = (ai[0] + vi[1] * qd, ai[1] - vi[0] * qd, ai[2], ai[3] + vi[4] * qd, ai[4] - vi[3] * qd, ai[5] + qdd)
-        else:
+            vi = (vi[0], vi[1], vi[2], vi[3], vi[4], vi[5] + qd)
+            ai = (ai[0] + vi[1] * qd, ai[1] - vi[0] * qd, ai[2], ai[3] + vi[4] * qd, ai[4] - vi[3] * qd, ai[5] + qdd)
+        elif jt == PRISMATIC:   # S = e_z linear
+            qd, qdd = v[k] * model[i, VSCALE], a[k] * model[i, VSCALE]
+            vi = (vi[0], vi[1], vi[2] + qd, vi[3], vi[4], vi[5])
+            ai = (ai[0] + vi[4] * qd, ai[1] - vi[3] * qd, ai[2] + qdd, ai[3], ai[4], ai[5])
+        else:                   # floating: S = 1; planar: S picks x, y and the turn about z
             if jt == FREE:
-                x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-                if abs(x * x + y * y + z * z + w * w - 1.0) > QUATERNION_TOL:
-                    return fail(BAD_QUATERNION, i)
-                R, t = matmul3(R, quaternion_matrix(x, y, z, w)), matvec3(R, (q[iq], q[iq + 1], q[iq + 2]))
                 vJ = (v[k], v[k + 1], v[k + 2], v[k + 3], v[k + 4], v[k + 5])
                 aJ = (a[k], a[k + 1], a[k + 2], a[k + 3], a[k + 4], a[k + 5])
-            else:           # planar
-                t = matvec3(R, (q[iq], q[iq + 1], 0.0))
-                R = rotate_z(R, W[i, W_JOINT + 1], W[i, W_JOINT + 2])
+            else:
                 vJ, aJ = (v[k], v[k + 1], 0.0, 0.0, 0.0, v[k + 2]), (a[k], a[k + 1], 0.0, 0.0, 0.0, a[k + 2])
-            E, r = transpose3(R), (r[0] + t[0], r[1] + t[1], r[2] + t[2])
-            vi, ai = plus(to_child(E, r, vp), vJ), plus(to_child(E, r, ap), aJ)
-            if par >= 0:    # at the root v_i = S qd: v_i x S qd = 0
+            vi, ai = plus(vi, vJ), plus(ai, aJ)
+            if par >= 0:        # at the root v_i = S qd: v_i x S qd = 0
                 ai = plus(ai, cross_motion(vi, vJ))
         set6(W, i, W_V, vi)
         set6(W, i, W_A, ai)
-        set9(W, i, W_X, E)
-        W[i, W_X + 9], W[i, W_X + 10], W[i, W_X + 11] = r
+        # f_i = I_i a_i + v_i x* I_i v_i
         set6(W, i, W_F, plus(inertia_times(model, i, INERTIA, ai), cross_force(vi, inertia_times(model, i, INERTIA, vi))))
-    for e in range(ext.shape[0]):   # each wrench from the reference point o into its body's frame
+    return OK
+
+
+@inline
+def joint_transform(model, q, W, i):
+    """X_i = X_J(q_i) X_T(i) = (E, r) after the joint angles: with (R, p) the joint's placement
+    and its motion applied after it, E = R^T and r = p. First False for a floating joint whose
+    quaternion is not unit."""
+    jt, iq, R, p = model[i, JTYPE], int(model[i, QSRC]), get9(model, i, ROT), get3(model, i, POS)
+    if jt == REVOLUTE:          # a turn about z
+        R = rotate_z(R, W[i, W_JOINT + 1], W[i, W_JOINT + 2])
+    elif jt == PRISMATIC:       # a slide along z
+        th = W[i, W_JOINT]
+        p = (p[0] + th * R[2], p[1] + th * R[5], p[2] + th * R[8])
+    elif jt == FREE:            # a translation, then the turn of a unit quaternion
+        x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+        if abs(x * x + y * y + z * z + w * w - 1.0) > QUATERNION_TOL:
+            return False, R, p
+        R, t = matmul3(R, quaternion_matrix(x, y, z, w)), matvec3(R, (q[iq], q[iq + 1], q[iq + 2]))
+        p = (p[0] + t[0], p[1] + t[1], p[2] + t[2])
+    else:                       # planar: a slide in x-y, then a turn about z
+        t = matvec3(R, (q[iq], q[iq + 1], 0.0))
+        R, p = rotate_z(R, W[i, W_JOINT + 1], W[i, W_JOINT + 2]), (p[0] + t[0], p[1] + t[1], p[2] + t[2])
+    return True, transpose3(R), p
+
+
+@fast
+def external_wrenches(ext, W):
+    """f_i -= f_ext for each wrench, carried from the reference point o and world axes into its
+    body's joint frame (after `kinematics`)."""
+    for e in range(ext.shape[0]):
         b = int(ext[e, F_BODY])
         if b >= 0:
             f = world_wrench(ext, e, W)
-            RT, p = transpose3(get9(W, b, W_R)), (W[b, W_P], W[b, W_P + 1], W[b, W_P + 2])
+            RT, p = transpose3(get9(W, b, W_R)), get3(W, b, W_P)
             pf = cross3(p, (f[0], f[1], f[2]))
             local = matvec3(RT, (f[0], f[1], f[2])) + matvec3(RT, (f[3] - pf[0], f[4] - pf[1], f[5] - pf[2]))
             set6(W, b, W_F, axpy(-1.0, local, get6(W, b, W_F)))
+
+
+@inline
+def backward_pass(model, a, tau, W):
+    """Leaves to root: each joint's torque, and its body's force handed to the parent."""
     tau[:] = 0.0
-    for i in range(nb - 1, -1, -1):
+    for i in range(model.shape[0] - 2, -1, -1):
         par, jt, fi = parent(model, i), model[i, JTYPE], get6(W, i, W_F)
+        # tau_i = S_i^T f_i (+ armature qdd_i for one coordinate)
         if jt == FREE:
             for d in range(6):
                 add_torque(model, i, d, fi[d], tau)
@@ -102,10 +156,9 @@ def newton_euler(model, q, v, a, ext, tau, W, placed):
         else:
             qdd = a[user_v(model, i, 0)] * model[i, VSCALE]
             add_torque(model, i, 0, (fi[2] if jt == PRISMATIC else fi[5]) + model[i, ARMATURE] * qdd, tau)
+        # f_p += X_i^T f_i
         if par >= 0:
-            r = (W[i, W_X + 9], W[i, W_X + 10], W[i, W_X + 11])
-            set6(W, par, W_F, plus(get6(W, par, W_F), to_parent(get9(W, i, W_X), r, fi)))
-    return OK
+            set6(W, par, W_F, plus(get6(W, par, W_F), to_parent(get9(W, i, W_X), get3(W, i, W_X + 9), fi)))
 
 
 @fast

@@ -9,6 +9,16 @@ IDENTITY3 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
 
 @fast
+def get3(A, i, c):
+    return (A[i, c], A[i, c + 1], A[i, c + 2])
+
+
+@fast
+def set3(A, i, c, x):
+    A[i, c], A[i, c + 1], A[i, c + 2] = x
+
+
+@fast
 def get6(A, i, c):
     return (A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5])
 
