@@ -19,9 +19,9 @@ import numba
 import numpy as np
 
 from . import kernels as K
+from .kernels import aba as _aba
 from .kernels import coriolis as _coriolis
 from .kernels import crba as _crba
-from .kernels import hybrid as _hybrid
 from .kernels import jacobian as _jacobian
 from .kernels import rnea as _rnea
 from .kernels.common import INPUT_LIMIT
@@ -179,7 +179,7 @@ class Workspace:
         self.rnea = K.workspace(packed, _rnea.WIDTH, False)
         self.crba = K.workspace(packed, _crba.WIDTH, False)
         self.coriolis = K.workspace(packed, _coriolis.WIDTH, False)
-        self.hybrid = K.workspace(packed, _hybrid.WIDTH, True)
+        self.aba = K.workspace(packed, _aba.WIDTH, True)
         self.frame_jacobian = K.workspace(packed, _jacobian.WIDTH, False)
         self.zero = np.zeros(model.nv)                  # read only
         self.nothing_known = np.zeros(model.nv, bool)   # read only

@@ -9,16 +9,16 @@ import numpy as np
 from .calling import (BOOL, NO_EXT, Direct, batch_size, drive, external_rows, frame_spec, fresh, plain,
                       plain_state, raise_status, vector, workspace)
 from . import kernels as K
+from .kernels import aba as _aba
 from .kernels import coriolis as _coriolis
 from .kernels import crba as _crba
-from .kernels import hybrid as _hybrid
 from .kernels import jacobian as _jacobian
 from .kernels import rnea as _rnea
 
 #: each algorithm's kernel module and its entry point
 KERNELS = {"rnea": (_rnea, _rnea.rnea), "crba": (_crba, _crba.crba), "coriolis": (_coriolis, _coriolis.coriolis),
-           "hybrid": (_hybrid, _hybrid.hybrid), "frame_jacobian": (_jacobian, _jacobian.frame_jacobian)}
-_RNEA, _CRBA, _CORIOLIS, _HYBRID, _JACOBIAN = (Direct(KERNELS[k][1]) for k in KERNELS)
+           "aba": (_aba, _aba.aba), "frame_jacobian": (_jacobian, _jacobian.frame_jacobian)}
+_RNEA, _CRBA, _CORIOLIS, _ABA, _JACOBIAN = (Direct(KERNELS[k][1]) for k in KERNELS)
 
 
 def _batch(name, model, n, threads, *args):
@@ -104,13 +104,13 @@ def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None):
     s = model.workspace or workspace(model)
     if not external_wrenches and plain_state(model, q, v, tau):
         qdd = np.empty(model.nv)    # tau is only read: nothing is known
-        if not _HYBRID.run(model.packed, q, v, s.nothing_known, qdd, tau, NO_EXT, s.hybrid):
+        if not _ABA.run(model.packed, q, v, s.nothing_known, qdd, tau, NO_EXT, s.aba):
             return qdd
     q = vector(q, model.nq, "q")
     n = batch_size(q)
     v = vector(v, model.nv, "v", n)
     tau = vector(tau, model.nv, "tau", n)
-    if not tau.flags.writeable:     # only read here, but the kernel's type is the hybrid's
+    if not tau.flags.writeable:     # only read here, but aba is compiled for hybrid_dynamics' writeable tau
         tau = tau.copy()
     qdd = fresh(v.shape)
     _solve_hybrid(model, q, v, s.nothing_known.reshape(1, -1) if n else s.nothing_known, qdd, tau,
@@ -126,7 +126,7 @@ def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches
     if not external_wrenches and plain(q, model.nq) and plain(v, nv) and plain(acceleration_known, nv, BOOL, (1,)) \
             and plain(qdd, nv) and plain(tau, nv):
         qdd, tau = qdd.copy(), tau.copy()
-        if not _HYBRID.run(model.packed, q, v, acceleration_known, qdd, tau, NO_EXT, (model.workspace or workspace(model)).hybrid):
+        if not _ABA.run(model.packed, q, v, acceleration_known, qdd, tau, NO_EXT, (model.workspace or workspace(model)).aba):
             return qdd, tau
     q = vector(q, model.nq, "q")
     n = batch_size(q)
@@ -143,11 +143,11 @@ def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches
 
 
 def _solve_hybrid(model, q, v, known, qdd, tau, external_wrenches, threads):
-    """The hybrid kernel on checked arrays: writes qdd where unknown and tau where known."""
+    """The `aba` kernel on checked arrays: writes qdd where unknown and tau where known."""
     n = batch_size(q)
     ext = external_rows(model, external_wrenches, n)
-    status = _batch("hybrid", model, n, threads, q, v, known, qdd, tau, ext) if n \
-        else _hybrid.hybrid(model.packed, q, v, known, qdd, tau, ext, workspace(model).hybrid)
+    status = _batch("aba", model, n, threads, q, v, known, qdd, tau, ext) if n \
+        else _aba.aba(model.packed, q, v, known, qdd, tau, ext, workspace(model).aba)
     if np.any(status):      # name the given input at fault: qdd where known, tau elsewhere
         raise_status(model, status, dict(q=q, v=v, qdd=np.where(known, qdd, 0.0), tau=np.where(known, 0.0, tau),
                                           external_wrenches=ext[..., K.F_WRENCH:]))

@@ -1,10 +1,10 @@
 """Compiled rigid-body algorithms over Model.packed (see ..layout), one module per algorithm:
 
     kinematics  placements, motion subspaces S and inertias of every body, about one reference point
-    rnea        inverse dynamics (recursive Newton-Euler, in joint frames)
+    rnea        inverse dynamics (recursive Newton-Euler, in joint frames: named passes)
     crba        the mass matrix (composite-rigid-body algorithm)
     aba         forward and hybrid dynamics (articulated-body algorithm: three named passes)
-    hybrid      its entry point, and the reduced dense system for models with mimic joints
+    hybrid      the reduced dense system that `aba` solves instead for models with mimic joints
     jacobian    frame placements and Jacobians
     coriolis    the Coriolis matrix
     regressor   the joint torque regressor Y(q, v, a), tau = Y theta (inertial parameters)
@@ -17,8 +17,9 @@
     constrained contacts and loop closures: constrained forward dynamics, contact inverse dynamics
 
 beside what they share: spatial (tuple algebra), trig (sine and cosine), columns (the workspace
-tables), common (status codes, the model's columns, input checks, scratch memory, batch chunks),
-jit (the numba decorators) and cache (the guard that keeps numba's cache from going stale).
+tables, laid out by ..layout.layout), common (status codes, the model's columns, input checks,
+scratch memory, batch chunks), jit (the numba decorators) and cache (the guard that keeps numba's
+cache from going stale).
 
 Each algorithm is one per-state function over a workspace W (a row of scratch per body, its
 columns named in the algorithm's module) that is also the single-state entry point; `<name>_rows`

@@ -1,8 +1,9 @@
-"""Forward and hybrid dynamics without mimic joints: the articulated-body algorithm
-(Featherstone, Rigid Body Dynamics Algorithms, ch. 7, and its hybrid form, ch. 9; Kim, Lie group
-formulation of articulated rigid body dynamics, for joints of several coordinates), in world
-axes about the reference point: children hand their articulated inertias and bias forces to the
-parent without transforms.
+"""Forward and hybrid dynamics: the articulated-body algorithm (Featherstone, Rigid Body Dynamics
+Algorithms, ch. 7, and its hybrid form, ch. 9; Kim, Lie group formulation of articulated rigid
+body dynamics, for joints of several coordinates), in world axes about the reference point:
+children hand their articulated inertias and bias forces to the parent without transforms.
+`aba` is the entry point (Pinocchio's name); models with mimic joints, whose coordinates are
+coupled, take hybrid.py's reduced system instead.
 
 Three passes after `kinematics`: `velocities` (root to leaves), `articulated_inertias` (leaves to
 root) and `accelerations` (root to leaves). A coordinate is unknown (its torque given, its
@@ -16,20 +17,47 @@ Ia is kept symmetric: its upper triangle (21 numbers).
 """
 import numpy as np
 
-from ..layout import ARMATURE, JTYPE, PRISMATIC
+from ..layout import ARMATURE, JTYPE, MIMIC, PRISMATIC
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import F_BODY, OK, SINGULAR, SINGULAR_TOL, fail, ndofs, parent, root_acceleration, user_v
-from .jit import fast, inline
-from .kinematics import world_wrench
+from .common import (F_BODY, NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, chunk, fail, finite, ndofs, parent,
+                     root_acceleration, usable, usable_given, usable_rows, user_v, workspace)
+from .hybrid import WIDTH as REDUCED_WIDTH
+from .hybrid import reduced_hybrid
+from .jit import fast, inline, parallel, prange
+from .kinematics import kinematics, world_wrench
 from .spatial import (ZERO6, axpy, cross_force, cross_motion, dot6, get6, inertia_times, plus, set6,
                       sym6_subtract_outer, sym6_times)
 
 #: per body: velocity, bias acceleration c, bias force pA, acceleration, U (or Y) per unknown
 #: coordinate, the articulated inertia Ia (upper triangle), D (1 / D, or its Cholesky factor
 #: packed), the unknown coordinates, their count, and u (or z)
-W_V, W_C, W_F, W_A, W_U, W_IA, W_D, W_UNK, W_NUNK, W_UU, WIDTH = layout(
+W_V, W_C, W_F, W_A, W_U, W_IA, W_D, W_UNK, W_NUNK, W_UU, ARTICULATED_END = layout(
     (("V", 6), ("C", 6), ("F", 6), ("A", 6), ("U", 36), ("IA", 21), ("D", 21), ("UNK", 6), ("NUNK", 1), ("UU", 6)),
     KINEMATICS_END)
+#: the articulated-body algorithm, or RNEA then CRBA for mimic models, on the same rows
+WIDTH = max(ARTICULATED_END, REDUCED_WIDTH)
+
+
+@fast
+def aba(model, q, v, known, qdd, tau, ext, W):
+    """Forward and hybrid dynamics of one state: coordinates with known[k] keep qdd[k] and get
+    tau[k]; the others keep tau[k] (never written) and get qdd[k]. With nothing known it is
+    forward dynamics. Mimic joints couple coordinates, which the articulated-body recursion
+    cannot handle: models with them solve the reduced dense system instead (hybrid.py). Only
+    the given entries are read (qdd[k] where known, tau[k] elsewhere). SINGULAR where the mass
+    matrix is not positive definite."""
+    if not (usable(q) and usable(v) and usable_given(known, qdd, tau) and usable_rows(ext)):
+        return NONFINITE
+    status = kinematics(model, q, W)
+    if status != OK:
+        return status
+    if model[-1, MIMIC]:
+        status = reduced_hybrid(model, q, v, known, qdd, tau, ext, W)
+    else:
+        status = articulated_body(model, v, known, qdd, tau, ext, W)
+    if status == OK and not (finite(qdd) and finite(tau)):
+        return OVERFLOW     # finite inputs, a positive definite M and still inf: absurdly large inputs
+    return status
 
 
 @fast
@@ -223,3 +251,21 @@ def solve_projected(model, qdd, i, m, ai, W):
         qdd[user_v(model, i, d)] = W[i, W_UU + a]
         ai = axpy(W[i, W_UU + a], get6(W, i, W_S + 6 * d), ai)
     return ai
+
+
+@fast
+def aba_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, W):
+    """`aba` over states lo..hi of the batch, on one thread, with one workspace. KNOWN: a
+    mask per state, or one row for every state."""
+    for s in range(lo, hi):
+        status[s] = aba(model, Q[s], V[s], KNOWN[s if len(KNOWN) > 1 else 0], QDD[s], TAU[s], EXT[s], W)
+
+
+@parallel
+def aba_batch(model, Q, V, KNOWN, QDD, TAU, EXT, nthreads):
+    """`aba` over a batch on nthreads threads (a workspace each)."""
+    status = np.zeros(len(Q), np.int64)
+    for t in prange(nthreads):
+        lo, hi = chunk(t, len(Q), nthreads)
+        aba_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, workspace(model, WIDTH, True))
+    return status

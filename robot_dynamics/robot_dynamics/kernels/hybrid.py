@@ -1,45 +1,20 @@
-"""Forward and hybrid dynamics of one state: the articulated-body algorithm (aba.py) where every
-coordinate is its own; with mimic joints, which couple coordinates, the reduced system
+"""Forward and hybrid dynamics of models with mimic joints, which couple coordinates (the
+articulated-body recursion of aba.py cannot): the reduced system
 M_uu qdd_u = tau_u - b_u - M_uk qdd_k solved by Cholesky (Kim, Lie group formulation of
-articulated rigid body dynamics, hybrid dynamics)."""
+articulated rigid body dynamics, hybrid dynamics). `aba` calls it for those models."""
 import numpy as np
 
-from ..layout import FREE, JTYPE, MIMIC, NV
-from .common import (NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, chunk, fail, finite, ndofs, usable,
-                     usable_given, usable_rows, user_v, workspace)
-from .aba import WIDTH as ABA_WIDTH
+from ..layout import FREE, JTYPE, NV
+from .common import OK, SINGULAR, SINGULAR_TOL, fail, ndofs, user_v
 from .crba import WIDTH as CRBA_WIDTH
 from .crba import composite_inertia
-from .jit import fast, parallel, prange
+from .jit import fast
 from .kinematics import kinematics
-from .aba import articulated_body
 from .rnea import WIDTH as RNEA_WIDTH
 from .rnea import newton_euler
 
-#: the articulated-body algorithm, or RNEA then CRBA for mimic models, on the same rows
-WIDTH = max(ABA_WIDTH, RNEA_WIDTH, CRBA_WIDTH)
-
-
-@fast
-def hybrid(model, q, v, known, qdd, tau, ext, W):
-    """Hybrid dynamics of one state: coordinates with known[k] keep qdd[k] and get tau[k];
-    the others keep tau[k] (never written) and get qdd[k]. With nothing known it is forward
-    dynamics. Mimic joints couple coordinates, which the articulated-body recursion cannot
-    handle: models with them solve the reduced dense system instead. Only the given entries
-    are read (qdd[k] where known, tau[k] elsewhere). SINGULAR where the mass matrix is not
-    positive definite."""
-    if not (usable(q) and usable(v) and usable_given(known, qdd, tau) and usable_rows(ext)):
-        return NONFINITE
-    status = kinematics(model, q, W)
-    if status != OK:
-        return status
-    if model[-1, MIMIC]:
-        status = reduced_hybrid(model, q, v, known, qdd, tau, ext, W)
-    else:
-        status = articulated_body(model, v, known, qdd, tau, ext, W)
-    if status == OK and not (finite(qdd) and finite(tau)):
-        return OVERFLOW     # finite inputs, a positive definite M and still inf: absurdly large inputs
-    return status
+#: RNEA then CRBA on the same rows (and the dense rows after the bodies': common.workspace)
+WIDTH = max(RNEA_WIDTH, CRBA_WIDTH)
 
 
 @fast
@@ -123,21 +98,3 @@ def body_of_coordinate(model, k):
             if user_v(model, i, d) == k:
                 return i
     return -1
-
-
-@fast
-def hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, W):
-    """`hybrid` over states lo..hi of the batch, on one thread, with one workspace. KNOWN: a
-    mask per state, or one row for every state."""
-    for s in range(lo, hi):
-        status[s] = hybrid(model, Q[s], V[s], KNOWN[s if len(KNOWN) > 1 else 0], QDD[s], TAU[s], EXT[s], W)
-
-
-@parallel
-def hybrid_batch(model, Q, V, KNOWN, QDD, TAU, EXT, nthreads):
-    """`hybrid` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        hybrid_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, workspace(model, WIDTH, True))
-    return status
