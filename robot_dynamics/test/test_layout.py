@@ -17,7 +17,8 @@ def test_layout_numbers_consecutive_fields():
 def test_packed_columns():
     """The per-body columns as the kernels were written against (before they were generated)."""
     assert (L.PARENT, L.JTYPE, L.QSRC, L.QSCALE, L.QOFF, L.VSRC, L.VSCALE) == tuple(range(7))
-    assert (L.ROT, L.POS, L.AXES, L.INERTIA, L.ARMATURE, L.SUBTREE_END, L.ANGLE, L.NCOL) == (7, 16, 19, 28, 38, 39, 40, 41)
+    assert (L.ROT, L.POS, L.AXES, L.INERTIA, L.ARMATURE, L.SUBTREE_END, L.ANGLE, L.NCOL) == \
+        (7, 16, 19, 28, 38, 39, 40, 41)
     assert (L.GRAVITY, L.NQ, L.NV, L.MIMIC, L.ORIGIN_BODY, L.MULTI) == (0, 3, 4, 5, 6, 7) and L.MODEL_END <= L.NCOL
 
 

@@ -103,7 +103,7 @@ def articulated_inertias(model, tau, W):
     for i in range(model.shape[0] - 2, -1, -1):
         par, m, one = parent(model, i), int(W[i, W_NUNK]), model[i, JTYPE] <= PRISMATIC
         pA = get6(W, i, W_F)
-        if m and one:
+        if m and one:           # U = Ia S, D = S^T U + armature, u = tau - S^T pA
             S = get6(W, i, W_S)
             U = sym6_times(W, i, W_IA, S)
             set6(W, i, W_U, U)
@@ -117,6 +117,7 @@ def articulated_inertias(model, tau, W):
             return fail(SINGULAR, i)
         if par < 0:
             continue
+        # Ia_p += Ia - U D^-1 U^T, pA_p += pA + Ia c + U D^-1 (u - U^T c)
         c = get6(W, i, W_C)
         pa = plus(pA, sym6_times(W, i, W_IA, c))
         for k in range(21):
@@ -141,6 +142,7 @@ def accelerations(model, known, qdd, tau, W):
     every known coordinate."""
     for i in range(model.shape[0] - 1):
         par, m, one = parent(model, i), int(W[i, W_NUNK]), model[i, JTYPE] <= PRISMATIC
+        # a' = a_p + c, qdd_u = D^-1 (u - U^T a'), a = a' + S_u qdd_u
         ai = plus(get6(W, par, W_A) if par >= 0 else root_acceleration(model), get6(W, i, W_C))
         if m and one:
             x = W[i, W_D] * (W[i, W_UU] - dot6(get6(W, i, W_U), ai))
@@ -149,6 +151,7 @@ def accelerations(model, known, qdd, tau, W):
         elif m:
             ai = solve_projected(model, qdd, i, m, ai, W)
         set6(W, i, W_A, ai)
+        # tau_k = S_k^T (Ia a + pA) + armature qdd_k
         if one:
             if not m:           # a known coordinate: its torque
                 k = user_v(model, i, 0)

@@ -8,7 +8,7 @@ result too large for a double).
 """
 import numpy as np
 
-from ..layout import FREE, GRAVITY, JTYPE, NV, PARENT, PLANAR, VSCALE, VSRC
+from ..layout import FREE, GRAVITY, JTYPE, NV, PARENT, PLANAR, VSCALE, VSRC, layout
 from .jit import allocating, fast
 
 OK, NONFINITE, BAD_QUATERNION, SINGULAR, OVERFLOW = 0, 1, 2, 3, 4
@@ -21,8 +21,9 @@ SINGULAR_TOL = 1e-12
 INPUT_LIMIT = 1e50
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 # a frame spec row: body, reference, rotation (9, row-major) and translation in the body
-F_BODY, F_REF, F_ROT, F_POS, F_WRENCH = 0, 1, 2, 11, 14
-FRAME_COLS, EXT_COLS = 14, 20   # an external wrench row adds the wrench (6) to a frame spec
+F_BODY, F_REF, F_ROT, F_POS, FRAME_COLS = layout((("BODY", 1), ("REF", 1), ("ROT", 9), ("POS", 3)))
+# an external wrench row adds the wrench [force; torque] to a frame spec
+F_WRENCH, EXT_COLS = layout((("WRENCH", 6),), FRAME_COLS)
 
 
 @allocating

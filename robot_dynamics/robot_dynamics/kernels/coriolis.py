@@ -24,7 +24,7 @@ def coriolis(model, q, v, C, W):
     if status != OK:
         return status
     nb = model.shape[0] - 1
-    for i in range(nb):
+    for i in range(nb):     # root to leaves: v_i = v_p + S qd, Sdot = v_i x S, B_i
         par = parent(model, i)
         vi = body_velocity(model, v, W, i, get6(W, par, W_V) if par >= 0 else ZERO6)
         set6(W, i, W_V, vi)
@@ -32,7 +32,7 @@ def coriolis(model, q, v, C, W):
             set6(W, i, W_SDOT + 6 * d, cross_motion(vi, get6(W, i, W_S + 6 * d)))
         coriolis_body(W, i, vi)
     C[:, :] = 0.0
-    for i in range(nb - 1, -1, -1):
+    for i in range(nb - 1, -1, -1):     # leaves to root, over composite Ic and Bc
         par, si = parent(model, i), model[i, VSCALE]
         for d in range(ndofs(model, i)):
             S, b = get6(W, i, W_S + 6 * d), user_v(model, i, d)
@@ -42,7 +42,7 @@ def coriolis(model, q, v, C, W):
             for r in range(6):
                 f3 = axpy(S[r], get6(W, i, W_B + 6 * r), f3)
             j = i
-            while j >= 0:
+            while j >= 0:       # C[a, b] = S_a . (Ic Sdot_b + Bc S_b), a at or above b
                 sj = si * model[j, VSCALE]
                 for e in range(ndofs(model, j)):
                     a = user_v(model, j, e)
@@ -50,7 +50,7 @@ def coriolis(model, q, v, C, W):
                     if j != i:   # b below a: C[b, a] = (Ic S_b) . Sdot_a + (Bc^T S_b) . S_a
                         C[b, a] += sj * (dot6(h, get6(W, j, W_SDOT + 6 * e)) + dot6(f3, get6(W, j, W_S + 6 * e)))
                 j = parent(model, j)
-        if par >= 0:
+        if par >= 0:            # Ic_p += Ic_i, Bc_p += Bc_i
             for k in range(10):
                 W[par, W_I + k] += W[i, W_I + k]
             for k in range(36):

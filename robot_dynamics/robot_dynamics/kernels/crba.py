@@ -31,7 +31,7 @@ def composite_inertia(model, M, W):
     i in j's subtree, a contiguous range of bodies (no walk to the root), plus armature on the
     diagonal. Turns W's inertias into composite ones; F is left in W_F."""
     nb = model.shape[0] - 1
-    for i in range(nb - 1, -1, -1):
+    for i in range(nb - 1, -1, -1):     # leaves to root: F = Ic_i S_i, Ic_p += Ic_i
         for d in range(ndofs(model, i)):
             set6(W, i, W_F + 6 * d, inertia_times(W, i, W_I, get6(W, i, W_S + 6 * d)))
         par = parent(model, i)
@@ -40,9 +40,9 @@ def composite_inertia(model, M, W):
                 W[par, W_I + k] += W[i, W_I + k]
     M[:, :] = 0.0       # bodies on different branches do not couple
     multi = model[-1, MULTI] != 0.0
-    for j in range(nb):
+    for j in range(nb):                 # M_ji = S_j^T F_i for i in j's subtree, j .. SUBTREE_END - 1
         end, nj = int(model[j, SUBTREE_END]), ndofs(model, j)
-        if nj == 1:
+        if nj == 1:                     # one coordinate: M_jj = S_j^T F_j + armature, then the row
             S, a, sj = get6(W, j, W_S), user_v(model, j, 0), model[j, VSCALE]
             M[a, a] += sj * sj * (dot6(S, get6(W, j, W_F)) + model[j, ARMATURE])
             for i in range(j + 1, end):     # each body's first coordinate

@@ -68,6 +68,7 @@ def kinematics(model, q, W, body=-1, base_frame=False):
     for i in range(n):
         if not on_chain(model, i, body):
             continue
+        # the joint frame's placement: R_i = R_p R_T R_J, p_i = p_p + R_p p_T + (the joint's slide)
         par, jt, iq = parent(model, i), model[i, JTYPE], int(model[i, QSRC])
         Rp = get9(W, par, W_R) if par >= 0 else IDENTITY3
         pp = (W[par, W_P], W[par, W_P + 1], W[par, W_P + 2]) if par >= 0 else (-o[0], -o[1], -o[2])
@@ -94,6 +95,7 @@ def kinematics(model, q, W, body=-1, base_frame=False):
             p = (p[0] + x * A[0] + y * A[1], p[1] + x * A[3] + y * A[4], p[2] + x * A[6] + y * A[7])
         set9(W, i, W_R, R)
         W[i, W_P], W[i, W_P + 1], W[i, W_P + 2] = p
+        # S of each coordinate, about o: [r x u; u] for a turn about u through r, [u; 0] for a slide
         if jt == REVOLUTE:
             set6(W, i, W_S, cross3(p, u) + u)
         elif jt == PRISMATIC:
@@ -107,7 +109,7 @@ def kinematics(model, q, W, body=-1, base_frame=False):
             set6(W, i, W_S, column(R, 0) + ZERO3)
             set6(W, i, W_S + 6, column(R, 1) + ZERO3)
             set6(W, i, W_S + 12, cross3(p, u) + u)
-        if body < 0:
+        if body < 0:    # I_i about o, in world axes
             set10(W, i, W_I, world_inertia(R, p, get10(model, i, INERTIA)))
     W[0, W_ORIGIN], W[0, W_ORIGIN + 1], W[0, W_ORIGIN + 2] = o
     return OK

@@ -20,13 +20,15 @@ import math
 import numpy as np
 
 from ..layout import NV
+from .columns import layout
 from .common import NONFINITE, OK, OVERFLOW, finite, usable
 from .jit import fast
 from .momentum import momentum
 
 #: rows of the observer's state X (nv columns): p and u at the previous sample, r, and scratch
 #: for this sample's p, beta and r
-X_P, X_U, X_R, X_PNEW, X_BETA, X_RNEW, X_ROWS = 0, 1, 2, 3, 4, 5, 6
+X_P, X_U, X_R, X_PNEW, X_BETA, X_RNEW, X_ROWS = layout(
+    (("P", 1), ("U", 1), ("R", 1), ("PNEW", 1), ("BETA", 1), ("RNEW", 1)))
 
 
 @fast
