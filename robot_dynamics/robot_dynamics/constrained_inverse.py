@@ -74,6 +74,7 @@ def _floating(model):
         for j in model.joints:
             if j.kind == "floating":
                 passive[j.idx_v:j.idx_v + j.nv] = 1.0
+        passive.flags.writeable = False     # as `_passive`'s: the compiled entry point takes one array type
         cache["floating passive"] = passive
     return passive
 

@@ -9,11 +9,11 @@ spaces is the constraint Jacobian J = J_a - J_b, exactly for the positions and u
 order of the error for the rotations (d log(R) = w_a - R w_b near R = 1), which keeps Newton's
 quadratic convergence. Each step is the least-norm least-squares (Gauss-Newton) step over the free
 coordinates F: d = -(J_F^T J_F)^+ J_F^T e (psd.py), shortened to move no coordinate by more than
-MAX_STEP, taken whole where it lowers |e|^2 and halved (at most HALVINGS times) where it does not; q moves along each joint's Lie group (a floating
-joint's position in its own axes, its quaternion by the exponential; a planar joint's x, y turned
-by its angle). The loop is closed when every component of e is within CLOSE_TOL (metres, radians);
-it cannot close when no step lowers |e| (the least-squares point, a loop the free joints cannot
-close from there) or after MAX_STEPS steps.
+MAX_STEP, taken whole where it lowers |e|^2 and halved (at most HALVINGS times) where it does not;
+q moves along each joint's Lie group (a floating joint's position in its own axes, its quaternion
+by the exponential; a planar joint's x, y turned by its angle). The loop is closed when every component of e is within CLOSE_TOL (metres, radians;
+a last full step polishes it towards POLISH_TOL); it cannot close when no step lowers |e| (the
+least-squares point: a loop the free joints cannot close from there) or after MAX_STEPS steps.
 """
 import numpy as np
 
@@ -28,8 +28,10 @@ from .spatial import matvec3, quaternion_matrix
 
 #: status: loop k cannot close from the guess (code + STATUS_BODY * (k + 1))
 NOT_CLOSED = 9
-#: closed: every component of the error within this (metres, radians)
-CLOSE_TOL = 1e-12
+#: closed: every component of the error within this (metres, radians); once there, one more full
+#: step is taken while the error is above POLISH_TOL and the step lowers it (the result then sits
+#: well inside CLOSE_TOL, not just under it)
+CLOSE_TOL, POLISH_TOL = 1e-12, 1e-14
 MAX_STEPS, HALVINGS = 100, 30
 #: a step moves no coordinate by more than this (rad, m): far from the closure, where the
 #: linearization says little, a full Gauss-Newton step near a singular configuration could throw
@@ -148,7 +150,7 @@ def assemble(model, q0, C, free, q, W):
         return status
     sq, big, at = loop_errors(C, W, e)
     for step in range(MAX_STEPS):
-        if big <= CLOSE_TOL:
+        if big <= POLISH_TOL:
             return OK
         constraint_transpose(model, C, JT, W)
         for i in range(nf):             # J_F^T J_F d = J_F^T e
@@ -172,7 +174,7 @@ def assemble(model, q0, C, free, q, W):
         for i in range(nf):
             d[int(ids[i])] = cap * x_f[i]
         alpha, moved = 1.0, False
-        for h in range(HALVINGS):
+        for h in range(HALVINGS if big > CLOSE_TOL else 1):
             retract(model, q, free, d, -alpha, qt)
             status = kinematics(model, qt, W)
             if status != OK:
@@ -187,7 +189,7 @@ def assemble(model, q0, C, free, q, W):
                 break
             alpha *= 0.5
         if not moved:
-            return NOT_CLOSED + STATUS_BODY * (at + 1)
+            return OK if big <= CLOSE_TOL else NOT_CLOSED + STATUS_BODY * (at + 1)
     return OK if big <= CLOSE_TOL else NOT_CLOSED + STATUS_BODY * (at + 1)
 
 

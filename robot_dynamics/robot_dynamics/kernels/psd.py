@@ -3,8 +3,12 @@ diagonal pivoting (Higham, Analysis of the Cholesky decomposition of a semi-defi
 1990; Golub and Van Loan, Matrix Computations, 4.2.8) stops at the numerical rank r, so that
 P^T A P = C C^T with C (n x r) of full column rank; then C u = P^T b (its first r rows, L11 u =
 b_1) and, of the x with C^T P^T x = u, the least-norm one: x = P C (C^T C)^-1 u (C^T C, r x r,
-by a plain Cholesky). When r = n this is the usual x = A^-1 b. Constraint forces (constrained.py)
-are solved so: redundant constraints give the least-norm forces instead of a singular system.
+by a plain Cholesky). When r = n this is the usual x = A^-1 b. `factor_psd`, `gram_factor` and
+`solve_factored` split it so that one factor serves several right-hand sides. Constraint forces
+(constrained.py, constrained_inverse.py, constrained_hybrid.py) and assembly steps (assembly.py)
+are solved so: redundant constraints give the least-norm forces instead of a singular system, and
+a least-squares problem X s = t has its least-norm solution from X^T X s = X^T t (always
+consistent).
 """
 import numpy as np
 
