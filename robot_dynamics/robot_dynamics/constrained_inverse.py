@@ -87,8 +87,8 @@ def constrained_inverse_dynamics(model, q, v, a, actuated, contacts=(), loops=()
     coordinates free to take any torque.
 
     actuated: a boolean mask over v, or a list of joint names (every coordinate of each). The
-    passive coordinates carry `passive_torques` (an array over v, read at the passive coordinates
-    only; default zero: free joints); tau returns them there.
+    passive coordinates carry `passive_torques` (an array over v, finite, of which only the
+    passive entries are used; default zero: free joints); tau returns them there.
     - As many independent constraints as passive coordinates (a five-bar's two motors, a
       four-bar's one): the answer is unique.
     - Redundant actuation (more actuators than needed), `objective` picks: "min_force" the least
@@ -172,7 +172,7 @@ def _raise(model, status, q, v, a, tp, C, labels, passive, options, contact):
     row, code = int(bad[0]), int(status[bad[0]])
     kind, k = code % STATUS_BODY, code // STATUS_BODY - 1
     where = f" (batch row {row})" if len(status) > 1 else ""
-    pick = (lambda x: x[row] if x.ndim == 2 else x) if len(status) > 1 else (lambda x: x)
+    pick = (lambda x: x[row if len(x) > 1 else 0] if x.ndim == 2 else x)     # one state's inputs
     if kind in (_ci.VELOCITY, _ci.ACCELERATION):
         raise ConstraintError(_motion_message(model, pick(q), pick(v), pick(a), C, labels, k, kind, options, where))
     if kind == _ci.UNREACHABLE:

@@ -153,6 +153,11 @@ def test_too_few_actuators(five_bar):
     assert rel_err(forces, f) < TOL and rel_err(tau[act], tau_r[act] - J[:, act].T @ f) < TOL
     np.testing.assert_array_equal(tau[pas], 0.0)
     assert np.abs(J[:, pas].T @ forces - tau_r[pas]).max() > 1e-3       # the passive rows do not balance
+    free = rd.constrained_forward_dynamics(m, q, v, np.zeros(m.nv), [], FIVE_BAR_LOOPS)[0]   # needs no torque
+    assert np.abs(rd.constrained_inverse_dynamics(m, q, v, free, ["left_base_joint"], loops=FIVE_BAR_LOOPS)[0]).max() < 1e-9
+    with pytest.raises(ConstraintError, match=r"cannot produce this motion \(batch row 1\): the passive joint"):
+        rd.constrained_inverse_dynamics(m, np.array([q, q]), np.array([v, v]), np.array([free, a]),
+                                        ["left_base_joint"], loops=FIVE_BAR_LOOPS, passive_torques=np.zeros(m.nv))
 
 
 def test_a_motion_that_breaks_the_loop_is_refused_naming_it(five_bar):
