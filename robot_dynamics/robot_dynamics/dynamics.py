@@ -13,14 +13,19 @@ Each function lives in the module of its subject and is re-exported here:
     identification  identify_payload, identify_payload_from_momentum, PayloadEstimate
     observer        MomentumObserver, generalized_momentum, external_torques, estimate_wrench
     derivatives     inverse_dynamics_derivatives, forward_dynamics_derivatives
-    constrained     constrained_forward_dynamics, contact_inverse_dynamics, constraint_jacobian
+    constrained     constrained_forward_dynamics, constraint_jacobian, ConstraintError
+    constrained_inverse  constrained_inverse_dynamics, contact_inverse_dynamics
+    constrained_hybrid   constrained_hybrid_dynamics
+    assembly        assemble (loop closure at the position level)
     calling         what they share: input checks, batches and threads, SingularMassMatrixError
 """
 from .calling import PARALLEL_MIN_BATCH, SingularMassMatrixError, Workspace, default_threads, workspace  # noqa: F401
 from .configuration import (difference, integrate, neutral, random_configuration,  # noqa: F401
                             root_coordinates, root_twist, root_twist_coordinates)
-from .constrained import (ConstraintError, constrained_forward_dynamics, constraint_jacobian,  # noqa: F401
-                          contact_inverse_dynamics)
+from .assembly import assemble  # noqa: F401
+from .constrained import ConstraintError, constrained_forward_dynamics, constraint_jacobian  # noqa: F401
+from .constrained_hybrid import constrained_hybrid_dynamics  # noqa: F401
+from .constrained_inverse import constrained_inverse_dynamics, contact_inverse_dynamics  # noqa: F401
 from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives  # noqa: F401
 from .identification import PayloadEstimate, identify_payload, identify_payload_from_momentum  # noqa: F401
 from .observer import MomentumObserver, estimate_wrench, external_torques, generalized_momentum  # noqa: F401

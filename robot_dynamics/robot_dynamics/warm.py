@@ -3,12 +3,13 @@
 Prints the cold time (compile or cache load) and the warm time of each public function.
 """
 import argparse
+import os
 import time
 
 import numpy as np
 
 from . import dynamics as rd
-from .resources import bundled_urdf
+from .resources import bundled_urdf, urdf_dir
 from .urdf import load_urdf
 
 
@@ -43,6 +44,32 @@ def calls(model):
     yield "momentum observer", lambda: observe(model, q, v, frame)
 
 
+#: the bundled five-bar parallel robot (urdf/five_bar.urdf): its loop and motors
+FIVE_BAR_LOOPS = (("end_effector", "right_distal_tip", "6d"),)
+FIVE_BAR_MOTORS = ("left_base_joint", "right_base_joint")
+
+
+def closed_chain_calls(five_bar):
+    """The closed-chain functions on the five-bar (numba compiles per argument types, not per
+    robot): a single state, a small batch and a batch for threads, as `calls`."""
+    q = rd.neutral(five_bar)
+    known = np.zeros(five_bar.nv, bool)
+    batches = [(np.tile(q, (n, 1)), np.tile(known, (n, 1))) for n in (2, rd.PARALLEL_MIN_BATCH)]
+    for (Q, K), t in zip([(q, known)] + batches, (1, 1, 2)):
+        Z = np.zeros(Q.shape[:-1] + (five_bar.nv,))
+        yield "constrained_inverse_dynamics", lambda: rd.constrained_inverse_dynamics(
+            five_bar, Q, 0, 0, FIVE_BAR_MOTORS, loops=FIVE_BAR_LOOPS, threads=t)
+        yield "constrained_hybrid_dynamics", lambda: rd.constrained_hybrid_dynamics(
+            five_bar, Q, Z, K, Z, Z, loops=FIVE_BAR_LOOPS, threads=t)
+        yield "assemble", lambda: rd.assemble(five_bar, Q, FIVE_BAR_LOOPS, fixed=FIVE_BAR_MOTORS, threads=t)
+
+
+def five_bar_urdf(beside):
+    """five_bar.urdf beside the given URDF (an install passes its own copy), else the bundled one."""
+    path = os.path.join(os.path.dirname(beside), "five_bar.urdf")
+    return path if os.path.exists(path) else os.path.join(urdf_dir(), "five_bar.urdf")
+
+
 def observe(model, q, v, frame):
     """The observer's compiled update and wrench estimate (the node runs them per message)."""
     observer = rd.MomentumObserver(model, 50.0)
@@ -59,9 +86,10 @@ def main(argv=None):
     parser.add_argument("--urdf", default=None, help="the robot to compile with (default: the bundled PUMA 560)")
     args = parser.parse_args(argv)
     quiet = args.quiet
-    model = load_urdf(args.urdf or bundled_urdf())
+    urdf = args.urdf or bundled_urdf()
+    model, five_bar = load_urdf(urdf), load_urdf(five_bar_urdf(urdf))
     total = time.perf_counter()
-    for name, call in calls(model):
+    for name, call in [*calls(model), *closed_chain_calls(five_bar)]:
         t0 = time.perf_counter()
         call()
         cold = time.perf_counter() - t0

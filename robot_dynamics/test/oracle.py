@@ -1,6 +1,7 @@
 """Pinocchio as a test oracle: the same robot loaded in both, states mapped by joint name."""
 import os
 import sysconfig
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -29,7 +30,15 @@ URDFS = {
                                                                                             # and floating mid-tree
     "solo12": os.path.join(ROBOTS, "solo_description", "robots", "solo12.urdf"),
     "four_bar": os.path.join(REPO, "test", "data", "four_bar.urdf"),   # a loop closed by a constraint
+    "five_bar": os.path.join(REPO, "urdf", "five_bar.urdf"),           # a parallel robot: a tree and a 6d loop
 }
+#: the five-bar's loop (urdf/five_bar.urdf's header), its motors and its passive joints
+FIVE_BAR_LOOPS = [("end_effector", "right_distal_tip", "6d")]
+FIVE_BAR_MOTORS = ["left_base_joint", "right_base_joint"]
+FIVE_BAR_PASSIVE = ["left_elbow_joint", "right_elbow_joint", "end_joint"]
+#: the four-bar's loop (test/data/four_bar.urdf) and solo12's feet
+FOUR_BAR_LOOPS = [("coupler_tip", "rocker_tip", "point")]
+SOLO_FEET = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
 
 
 class Pair:
@@ -110,6 +119,70 @@ class Pair:
         if self.pin.existFrame(name, pin.FrameType.BODY):
             return self.pin.getFrameId(name, pin.FrameType.BODY)
         return self.pin.getFrameId(name)
+
+
+    def constraint_terms(self, q, v, contacts=(), loops=()):
+        """Pinocchio's M (crba), b (nonLinearEffects), the constraint Jacobian (frame Jacobians in
+        LOCAL_WORLD_ALIGNED, rows [linear] or [linear; angular]; a loop's frame a's minus frame
+        b's) and its drift Jdot v (the frames' classical accelerations at qdd = 0: linear from
+        getFrameClassicalAcceleration, angular from getFrameAcceleration), in our coordinates."""
+        pq, pv = self.pin_q(q), self.pin_v(v)
+        M = self.ours_matrix(pin.crba(self.pin, self.data, pq), upper_only=True)
+        b = self.ours_v(pin.nonLinearEffects(self.pin, self.data, pq, pv))
+        frames = [(c[0], None, c[1]) for c in contacts] + [tuple(c) for c in loops]
+        jac = {f: self.ours_jacobian(pin.computeFrameJacobian(self.pin, self.data, pq, self.frame_id(f),
+                                                              pin.LOCAL_WORLD_ALIGNED))
+               for a, b_, kind in frames for f in (a, b_) if f is not None}
+        pin.forwardKinematics(self.pin, self.data, pq, pv, np.zeros(self.pin.nv))
+        pin.updateFramePlacements(self.pin, self.data)
+
+        def classical(frame):
+            if frame is None:
+                return np.zeros(6)
+            fid = self.frame_id(frame)
+            return np.concatenate((pin.getFrameClassicalAcceleration(self.pin, self.data, fid, pin.LOCAL_WORLD_ALIGNED).linear,
+                                   pin.getFrameAcceleration(self.pin, self.data, fid, pin.LOCAL_WORLD_ALIGNED).angular))
+        rows, drift = [], []
+        for a, b_, kind in frames:
+            n = 3 if kind == "point" else 6
+            rows.append((jac[a] - (jac[b_] if b_ is not None else 0.0))[:n])
+            drift.append((classical(a) - classical(b_))[:n])
+        return M, b, np.vstack(rows), np.concatenate(drift)
+
+
+def srdf_posture(model, name):
+    """q of the SRDF group state `name` of solo12 (example-robot-data's solo.srdf)."""
+    from robot_dynamics import dynamics as rd
+    path = os.path.join(ROBOTS, "solo_description", "srdf", "solo.srdf")
+    state = next(s for s in ET.parse(path).getroot().iter("group_state") if s.get("name") == name)
+    q = rd.neutral(model)
+    for joint in state.iter("joint"):
+        values = [float(x) for x in joint.get("value").split()]
+        if joint.get("name") == "root_joint":
+            q[:7] = values
+        else:
+            q[model.joint_offset[0] + model.joint_index[joint.get("name")]] = values[0]
+    return q
+
+
+def null_space(J, rtol=1e-9):
+    """An orthonormal basis of J's null space (its rank taken at rtol of the largest singular value)."""
+    U, sv, Vt = np.linalg.svd(J)
+    r = int(np.sum(sv > rtol * sv.max())) if sv.size and sv.max() > 0 else 0
+    return Vt[r:].T
+
+
+def moving_state(pair, q, contacts=(), loops=(), rng=None, speed=1.0):
+    """v and a that meet the constraints at q (J v = 0 and J a + Jdot v = 0), from Pinocchio's J
+    and Jdot v: v random in J's null space, a the least-norm solution of J a = -Jdot v plus a
+    random null-space part."""
+    rng = rng or np.random.default_rng(0)
+    J = pair.constraint_terms(q, np.zeros(pair.model.nv), contacts, loops)[2]
+    N = null_space(J)
+    v = N @ rng.normal(scale=speed, size=N.shape[1])
+    J, drift = pair.constraint_terms(q, v, contacts, loops)[2:]
+    a = np.linalg.lstsq(J, -drift, rcond=1e-10)[0] + N @ rng.normal(scale=speed, size=N.shape[1])
+    return v, a
 
 
 def rel_err(a, b):

@@ -1,47 +1,25 @@
-"""Dynamics under constraints: the constraint Jacobian and its drift (against frame Jacobians,
-central differences and Pinocchio's classical frame accelerations), constrained forward dynamics
-(against the KKT system built from our own M, b, J and drift, and against Pinocchio's
-constraintDynamics), redundant and impossible constraints, contact inverse dynamics on standing
-legged robots, and a closed four-bar linkage simulated for a second against its closed-form
-motion."""
-import os
-import xml.etree.ElementTree as ET
-
+"""Constrained forward dynamics and the constraint Jacobian: J and its drift (against frame
+Jacobians, central differences and Pinocchio's classical frame accelerations), constrained forward
+dynamics (against the KKT system built from our own M, b, J and drift, and against Pinocchio's
+constraintDynamics), redundant and impossible constraints. Contact inverse dynamics:
+test_constrained_contacts.py; the four-bar: test_constrained_four_bar.py; constrained inverse and
+hybrid dynamics and loop assembly: test_constrained_inverse.py, test_constrained_hybrid.py,
+test_constrained_assembly.py."""
 import numpy as np
 import pytest
 
-from oracle import ROBOTS, SINGULAR_ROTOR, Pair, pin, rel_err
+from oracle import FOUR_BAR_LOOPS, SINGULAR_ROTOR, SOLO_FEET, Pair, pin, rel_err
 from robot_dynamics import load_urdf
 from robot_dynamics import dynamics as rd
 from robot_dynamics.dynamics import ConstraintError, SingularMassMatrixError
 
-SOLO_FEET = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
 TALOS_SOLES = ["left_sole_link", "right_sole_link"]
 TOL = 1e-9
 
 
 @pytest.fixture(scope="module")
-def solo():
-    return Pair("solo12", True)
-
-
-@pytest.fixture(scope="module")
 def talos():
     return Pair("talos", True)
-
-
-def srdf_posture(model, name):
-    """q of the SRDF group state `name` of solo12 (example-robot-data's solo.srdf)."""
-    path = os.path.join(ROBOTS, "solo_description", "srdf", "solo.srdf")
-    state = next(s for s in ET.parse(path).getroot().iter("group_state") if s.get("name") == name)
-    q = rd.neutral(model)
-    for joint in state.iter("joint"):
-        values = [float(x) for x in joint.get("value").split()]
-        if joint.get("name") == "root_joint":
-            q[:7] = values
-        else:
-            q[model.joint_offset[0] + model.joint_index[joint.get("name")]] = values[0]
-    return q
 
 
 def rotation_log(R):
@@ -254,7 +232,7 @@ def test_impossible_constraints_are_errors_naming_them():
     with pytest.raises(ConstraintError, match="loop 0: no joint moves frame 'panda_hand' relative to frame 'panda_link7'"):
         rd.constrained_forward_dynamics(panda, q, v, v, [], [("panda_hand", "panda_link7", "6d")])
     four_bar = Pair("four_bar", False).model
-    q = closed_four_bar(0.3)[0]
+    q = rd.assemble(four_bar, [0.3, 0.0, 0.0], FOUR_BAR_LOOPS, fixed=["crank_joint"])
     target = rd.frame_placement(four_bar, q, "coupler")[:3, 3] + [0.0, 0.01, 0.0]   # off the mechanism's plane
     with pytest.raises(ConstraintError, match=r"cannot all hold at this state: contact 0 \(point on 'coupler'\)"):
         rd.constrained_forward_dynamics(four_bar, q, np.zeros(3), np.zeros(3), [("coupler", "point", target)],
@@ -280,208 +258,3 @@ def test_singular_mass_matrix_is_an_error():
     m = load_urdf(SINGULAR_ROTOR)
     with pytest.raises(SingularMassMatrixError, match="Suspect links .*: rotor"):
         rd.constrained_forward_dynamics(m, np.zeros(2), np.zeros(2), np.ones(2), [("upper", "point")])
-
-
-# --- contact inverse dynamics --------------------------------------------------------------------
-def padded(f):
-    return np.concatenate((f, np.zeros(6 - len(f))))
-
-
-def check_contact_inverse(m, q, v, a, contacts):
-    """tau and forces satisfy M a + b = tau + J^T f (to 1e-9), the floating rows are zero, the
-    forces are the least-norm ones, and with them applied as external wrenches our forward dynamics
-    returns a. Returns the forces."""
-    tau, f = rd.contact_inverse_dynamics(m, q, v, a, contacts)
-    J, _ = rd.constraint_jacobian(m, q, v, contacts)
-    M, b = rd.mass_matrix(m, q), rd.bias_forces(m, q, v)
-    assert rel_err(tau + J.T @ f, M @ a + b) < TOL
-    np.testing.assert_array_equal(tau[:6], 0.0)
-    tau_id = rd.inverse_dynamics(m, q, v, a)
-    assert rel_err(f, np.linalg.lstsq(J[:, :6].T, tau_id[:6], rcond=None)[0]) < TOL
-    rows, k = {}, 0
-    for frame, kind in contacts:
-        n = 3 if kind == "point" else 6
-        rows[frame] = padded(f[k:k + n])
-        k += n
-    qdd = rd.forward_dynamics(m, q, v, tau, external_wrenches=rows)
-    np.testing.assert_allclose(qdd, a, rtol=0, atol=TOL * max(1.0, np.abs(a).max()))
-    return f
-
-
-@pytest.mark.parametrize("posture", ["standing", "straight_standing"])
-def test_contact_inverse_dynamics_standing_quadruped(solo, posture):
-    """solo12 on its four feet in its SRDF postures: at rest the forces carry the weight (sum of
-    vertical forces = m g); with motion, an acceleration that the contacts allow."""
-    m = solo.model
-    q = srdf_posture(m, posture)
-    contacts = [(f, "point") for f in SOLO_FEET]
-    heights = [rd.frame_placement(m, q, f)[2, 3] for f in SOLO_FEET]
-    assert np.ptp(heights) < 1e-9       # the SRDF posture stands level on its four feet
-    f = check_contact_inverse(m, q, np.zeros(m.nv), np.zeros(m.nv), contacts)
-    assert abs(f[2::3].sum() - m.total_mass * 9.81) < 1e-9 * m.total_mass * 9.81
-    if posture == "straight_standing":  # symmetric: every foot carries a quarter
-        np.testing.assert_allclose(f[2::3], m.total_mass * 9.81 / 4, rtol=1e-9)
-    rng = np.random.default_rng(5)
-    J, _ = rd.constraint_jacobian(m, q, 0, contacts)
-    null = np.linalg.svd(J)[2][J.shape[0]:].T
-    for _ in range(5):
-        v = null @ rng.normal(size=null.shape[1])
-        drift = rd.constraint_jacobian(m, q, v, contacts)[1]
-        a = np.linalg.lstsq(J, -drift, rcond=None)[0] + null @ rng.normal(size=null.shape[1])
-        check_contact_inverse(m, q, v, a, contacts)
-
-
-def test_contact_inverse_dynamics_standing_bipeds(talos):
-    """talos on both soles (6d) and the bundled biped on both soles, at rest and moving."""
-    biped = Pair("biped", True)
-    rng = np.random.default_rng(6)
-    for pair, soles in ((talos, TALOS_SOLES), (biped, ["left_sole", "right_sole"])):
-        m = pair.model
-        contacts = [(f, "6d") for f in soles]
-        q = rd.neutral(m)
-        f = check_contact_inverse(m, q, 0 * q[:m.nv], np.zeros(m.nv), contacts)
-        assert abs(f[2] + f[8] - m.total_mass * 9.81) < 1e-9 * m.total_mass * 9.81
-        for _ in range(5):
-            q = pair.random_state(rng)[0]
-            J, _ = rd.constraint_jacobian(m, q, 0, contacts)
-            null = np.linalg.svd(J)[2][J.shape[0]:].T
-            v = null @ rng.normal(size=null.shape[1])
-            drift = rd.constraint_jacobian(m, q, v, contacts)[1]
-            a = np.linalg.lstsq(J, -drift, rcond=None)[0] + null @ rng.normal(size=null.shape[1])
-            check_contact_inverse(m, q, v, a, contacts)
-
-
-def test_contact_inverse_dynamics_fixed_base_needs_no_forces():
-    P = Pair("panda", False)
-    q, v, a = P.random_state(np.random.default_rng(7))
-    tau, f = rd.contact_inverse_dynamics(P.model, q, v, a, [("panda_hand", "6d")])
-    np.testing.assert_array_equal(f, 0.0)
-    np.testing.assert_allclose(tau, rd.inverse_dynamics(P.model, q, v, a), rtol=0, atol=1e-12)
-
-
-def test_batches_equal_single_states(solo):
-    m = solo.model
-    rng = np.random.default_rng(8)
-    S = [random_state(solo, rng) for _ in range(70)]
-    Q, V, T = (np.array([s[k] for s in S]) for k in range(3))
-    contacts = [(f, "point") for f in SOLO_FEET]
-    for threads in (1, 2):
-        qdd, forces = rd.constrained_forward_dynamics(m, Q, V, T, contacts, baumgarte=(10.0, 5.0), threads=threads)
-        tau, cforces = rd.contact_inverse_dynamics(m, Q, V, T, contacts, threads=threads)
-        tau0, cforces0 = rd.contact_inverse_dynamics(m, Q, 0, 0, contacts, threads=threads)
-        J, drift = rd.constraint_jacobian(m, Q, V, contacts)
-        for k, (q, v, t) in enumerate(S):
-            for batch, single in zip((qdd[k], forces[k], tau[k], cforces[k], tau0[k], cforces0[k], J[k], drift[k]),
-                                     rd.constrained_forward_dynamics(m, q, v, t, contacts, baumgarte=(10.0, 5.0))
-                                     + rd.contact_inverse_dynamics(m, q, v, t, contacts)
-                                     + rd.contact_inverse_dynamics(m, q, 0, 0, contacts)
-                                     + rd.constraint_jacobian(m, q, v, contacts)):
-                np.testing.assert_array_equal(batch, single)
-
-
-# --- a closed four-bar linkage -------------------------------------------------------------------
-# test/data/four_bar.urdf: ground pivots at x = 0 (crank) and x = D (rocker), in the x-z plane
-A_, B_, C_, D_ = 0.1, 0.35, 0.3, 0.4            # crank, coupler, rocker, ground
-MASS = (0.5, 1.0, 0.8)
-INERTIA = tuple(mass * length ** 2 / 12 for mass, length in zip(MASS, (A_, B_, C_)))   # uniform rods, about the COM
-G = 9.81
-
-
-def unit(th):
-    return np.array([np.cos(th), np.sin(th)])
-
-
-def normal(th):
-    return np.array([-np.sin(th), np.cos(th)])
-
-
-def four_bar_position(t2):
-    """Position analysis by direct geometry: the coupler's and the rocker's absolute angles for
-    crank angle t2 (the branch with the joint C above the line BD)."""
-    B, D = A_ * unit(t2), np.array([D_, 0.0])
-    BD = D - B
-    e = np.linalg.norm(BD)
-    x = (B_ ** 2 - C_ ** 2 + e ** 2) / (2 * e)          # along BD from B, then across it
-    C = B + x * BD / e + np.sqrt(B_ ** 2 - x ** 2) * np.array([-BD[1], BD[0]]) / e
-    return np.arctan2(*(C - B)[::-1]), np.arctan2(*(C - D)[::-1])
-
-
-def four_bar_velocity_ratios(t2):
-    """k3 = dt3/dt2, k4 = dt4/dt2 and their derivatives, from the loop B + b e(t3) = D + c e(t4)
-    differentiated once and twice (closed form)."""
-    t3, t4 = four_bar_position(t2)
-    K = np.column_stack((B_ * normal(t3), -C_ * normal(t4)))
-    k3, k4 = np.linalg.solve(K, -A_ * normal(t2))
-    rhs = A_ * unit(t2) + B_ * k3 ** 2 * unit(t3) - C_ * k4 ** 2 * unit(t4)
-    k3d, k4d = np.linalg.solve(K, rhs)
-    return (t3, t4), (k3, k4), (k3d, k4d)
-
-
-def four_bar_acceleration(t2, w2):
-    """t2'' from the one-degree-of-freedom Lagrangian: sum over links of m J . (J t2'' + J' t2'^2)
-    + I k (k t2'' + k' t2'^2) + dV/dt2 = 0, J the link COM's velocity per unit t2'."""
-    (t3, t4), (k3, k4), (k3d, k4d) = four_bar_velocity_ratios(t2)
-    J = [A_ / 2 * normal(t2), A_ * normal(t2) + B_ / 2 * k3 * normal(t3), C_ / 2 * k4 * normal(t4)]
-    Jd = [-A_ / 2 * unit(t2), -A_ * unit(t2) + B_ / 2 * (k3d * normal(t3) - k3 ** 2 * unit(t3)),
-          C_ / 2 * (k4d * normal(t4) - k4 ** 2 * unit(t4))]
-    k, kd = (1.0, k3, k4), (0.0, k3d, k4d)
-    inertia = sum(MASS[i] * J[i] @ J[i] + INERTIA[i] * k[i] ** 2 for i in range(3))
-    rest = sum(MASS[i] * J[i] @ Jd[i] + INERTIA[i] * k[i] * kd[i] for i in range(3)) * w2 ** 2
-    dV = G * sum(MASS[i] * J[i][1] for i in range(3))
-    return -(rest + dV) / inertia
-
-
-def closed_four_bar(t2, w2=0.0):
-    """Joint positions and velocities [crank, coupler relative to crank, rocker] of the closed linkage."""
-    (t3, t4), (k3, k4), _ = four_bar_velocity_ratios(t2)
-    return np.array([t2, t3 - t2, t4]), w2 * np.array([1.0, k3 - 1.0, k4])
-
-
-def rk4(f, x, dt):
-    k1 = f(x)
-    k2 = f(x + dt / 2 * k1)
-    k3 = f(x + dt / 2 * k2)
-    k4 = f(x + dt * k3)
-    return x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-
-
-def test_four_bar_holds_its_loop_and_follows_its_closed_form_motion():
-    """Released at rest from crank angle 0.3 under gravity: one second of RK4 (0.5 ms) on our
-    constrained forward dynamics (a point loop where the coupler meets the rocker: the plane's normal
-    row is redundant) with Baumgarte's stabilisation (critically damped at 20 rad/s: stiffer gains
-    raise RK4's truncation error more than they correct; without, the gap grows to ~1e-9). The loop
-    closes to 1e-10 all along, the energy stays, and the crank follows the closed-form
-    one-degree-of-freedom motion (Lagrangian from the position analysis, integrated at 0.1 ms) while
-    the coupler and rocker follow the position analysis."""
-    m = Pair("four_bar", False).model
-    loop = [("coupler_tip", "rocker_tip", "point")]
-    gains = (20.0 ** 2, 2 * 20.0)
-    q, v = closed_four_bar(0.3)
-
-    def qdd(q, v):
-        return rd.constrained_forward_dynamics(m, q, v, np.zeros(3), [], loop, baumgarte=gains)[0]
-
-    def energy(q, v):
-        M = rd.mass_matrix(m, q)
-        coms = [rd.frame_placement(m, q, link)[:3, :3] @ [length / 2, 0, 0] + rd.frame_placement(m, q, link)[:3, 3]
-                for link, length in zip(("crank", "coupler", "rocker"), (A_, B_, C_))]
-        return 0.5 * v @ M @ v + G * sum(mass * c[2] for mass, c in zip(MASS, coms))
-
-    oracle = np.array([0.3, 0.0])
-    e0, dt, worst_loop, worst_energy, worst_crank, worst_shape = energy(q, v), 5e-4, 0.0, 0.0, 0.0, 0.0
-    for step in range(2000):
-        x = rk4(lambda x: np.concatenate((x[3:], qdd(x[:3], x[3:]))), np.concatenate((q, v)), dt)
-        q, v = x[:3], x[3:]
-        for _ in range(5):
-            oracle = rk4(lambda y: np.array([y[1], four_bar_acceleration(y[0], y[1])]), oracle, dt / 5)
-        gap = rd.frame_placement(m, q, "coupler_tip")[:3, 3] - rd.frame_placement(m, q, "rocker_tip")[:3, 3]
-        worst_loop = max(worst_loop, np.abs(gap).max())
-        worst_energy = max(worst_energy, abs(energy(q, v) - e0))
-        worst_crank = max(worst_crank, abs(q[0] - oracle[0]), abs(v[0] - oracle[1]))
-        expected_q, expected_v = closed_four_bar(q[0], v[0])
-        worst_shape = max(worst_shape, np.abs(q - expected_q).max(), np.abs(v - expected_v).max() / 10)
-    assert worst_loop < 1e-10
-    assert worst_energy < 1e-8     # J, of ~2 J: RK4 at 0.5 ms (9e-10 measured)
-    assert worst_crank < 5e-8      # RK4's own error: 2.4e-7 at 1 ms, 1.7e-8 at 0.5 ms, 1.1e-9 at 0.25 ms (measured)
-    assert worst_shape < 1e-9      # positions to 1e-9 rad, velocities (up to 26 rad/s) to 1e-8 rad/s
-    assert abs(q[0] - 0.3) > 0.5                    # it did move (through the bottom of its swing)

@@ -14,7 +14,11 @@
     ltdl        M = L^T D L keeping the branch-induced sparsity, and solves with it
     aba_derivatives   d qdd / dq, d qdd / dv and M^-1
     psd         least-norm solutions of positive semi-definite systems (pivoted Cholesky)
-    constrained contacts and loop closures: constrained forward dynamics, contact inverse dynamics
+    constraints contacts and loop closures as rows: their Jacobians, drifts and position errors
+    constrained constrained forward dynamics (Kim eqs. 67-69), J and Jdot v alone
+    constrained_inverse  constrained inverse dynamics with passive coordinates (Kim eqs. 56-66)
+    constrained_hybrid   constrained hybrid dynamics (Kim eqs. 70-80)
+    assembly    loop closure at the position level (Newton steps on the loop-closure error)
 
 beside what they share: spatial (tuple algebra), trig (sine and cosine), columns (the workspace
 tables, laid out by ..layout.layout), common (status codes, the model's columns, input checks,
@@ -32,11 +36,13 @@ Kernels take and return the user's coordinates: a joint reads its q and v throug
 source/scale columns (mimic joints follow their leader) and adds its torque, times its scale, to
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
-from . import (aba, aba_derivatives, cache, columns, common, constrained, coriolis, crba, hybrid, jacobian, jit,
-               kinematics, ltdl, momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
+from . import (aba, aba_derivatives, assembly, cache, columns, common, constrained, constrained_hybrid,
+               constrained_inverse, constraints, coriolis, crba, hybrid, jacobian, jit, kinematics, ltdl, momentum,
+               observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
 
-MODULES = (aba, aba_derivatives, columns, common, constrained, coriolis, crba, hybrid, jacobian, jit, kinematics, ltdl,
-           momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
+MODULES = (aba, aba_derivatives, assembly, columns, common, constrained, constrained_hybrid, constrained_inverse,
+           constraints, coriolis, crba, hybrid, jacobian, jit, kinematics, ltdl, momentum, observer, psd, regressor, rnea,
+           rnea_derivatives, spatial, trig)
 cache.guard(MODULES)
