@@ -102,7 +102,8 @@ def _path(model, s, q, dq_ds, d2q_ds2):
             raise ValueError(f"{name} contains NaN or inf at gridpoint {bad[0]}")
     steps = np.flatnonzero(~(np.diff(s) > 0.0))
     if len(steps):
-        raise ValueError(f"s must increase: s[{steps[0] + 1}] = {s[steps[0] + 1]!r} follows s[{steps[0]}] = {s[steps[0]]!r}")
+        k = int(steps[0]) + 1
+        raise ValueError(f"s must increase: s[{k}] = {float(s[k])!r} follows s[{k - 1}] = {float(s[k - 1])!r}")
     still = np.flatnonzero(~np.any(arrays[1] != 0.0, axis=1))
     if len(still):
         raise ValueError(f"dq_ds is zero at gridpoint {still[0]} (s = {s[still[0]]:g}): the path must move with s "

@@ -110,7 +110,7 @@ def _refuse(code, row, times):
     if code == _interp.BAD_TIMES:
         raise ValueError(f"times contains NaN or inf (times[{row}])")
     if code == _interp.NOT_INCREASING:
-        raise ValueError(f"times must increase: times[{row}] = {times[row]!r} follows times[{row - 1}] = {times[row - 1]!r}")
+        raise ValueError(f"times must increase: times[{row}] = {float(times[row])!r} follows times[{row - 1}] = {float(times[row - 1])!r}")
     name = {_interp.BAD_POSITIONS: "positions", _interp.BAD_VELOCITIES: "velocities"}.get(code, "accelerations")
     raise ValueError(f"{name} contains NaN or inf (point {row})")
 
@@ -219,7 +219,7 @@ def check_trajectory(model, times, q, v, a, effort_limits=None, threads=None):
     steps = np.flatnonzero(~(np.diff(times) > 0.0))
     if len(steps):
         k = steps[0] + 1
-        raise ValueError(f"times must increase: times[{k}] = {times[k]!r} follows times[{k - 1}] = {times[k - 1]!r}")
+        raise ValueError(f"times must increase: times[{k}] = {float(times[k])!r} follows times[{k - 1}] = {float(times[k - 1])!r}")
     q, v, a = vector(q, model.nq, "q", n), vector(v, model.nv, "v", n), vector(a, model.nv, "a", n)
     limits = limit_vector(model, effort_limits, "effort_limits", model.effort_limits)
     tau = inverse_dynamics(model, q, v, a, threads=threads)
