@@ -69,16 +69,15 @@ def limit_vector(model, value, name, default):
     array: positive, +inf for none; None gives `default` per joint (the URDF's, whose zeros are
     refused too), none for the coordinates of floating and planar joints."""
     given = value is not None
-    if given:
-        x = np.asarray(value, dtype=float)
-    else:
-        x = np.concatenate((np.full(model.joint_offset[1], np.inf), np.broadcast_to(default, (len(model.joint_names),))))
-    if x.ndim > 1 or x.size not in (1, model.nv):
-        raise ValueError(f"{name} takes one number or one per joint ({model.nv}), got shape {x.shape}")
-    x = np.array(np.broadcast_to(x.reshape(-1), (model.nv,)))
-    bad = np.flatnonzero(~(x > 0.0))
-    if len(bad):
-        j = int(bad[0])
+    x = np.array(value if given else default, dtype=float)
+    if not given and (model.joint_offset[1] or x.ndim == 0):
+        x = np.concatenate((np.full(model.joint_offset[1], np.inf), np.broadcast_to(x, (len(model.joint_names),))))
+    if x.shape != (model.nv,):
+        if x.ndim > 1 or x.size not in (1, model.nv):
+            raise ValueError(f"{name} takes one number or one per joint ({model.nv}), got shape {x.shape}")
+        x = np.full(model.nv, x.item())
+    if not (x > 0.0).all():
+        j = int(np.flatnonzero(~(x > 0.0))[0])
         joint = coordinate_names(model)[j]
         if given:
             raise ValueError(f"{name} must be positive (or inf: none); got {x[j]:g} for joint {joint!r} ({name}[{j}])")
@@ -91,24 +90,20 @@ def _path(model, s, q, dq_ds, d2q_ds2):
         multi = next(j for j in model.joints if j.kind in ("floating", "planar"))
         raise ValueError(f"time_parameterize times paths of joints with one coordinate each; joint {multi.name!r} "
                          f"is {multi.kind} (its coordinates are not actuated joints)")
-    s = np.asarray(s, dtype=float)
+    s = np.ascontiguousarray(s, dtype=float)
     if s.ndim != 1 or len(s) < 2:
         raise ValueError(f"s must be a 1-D array of at least 2 gridpoints, got shape {s.shape}")
     n1 = len(s)
-    arrays = [vector(x, model.nv, name, n1) for x, name in ((q, "q"), (dq_ds, "dq_ds"), (d2q_ds2, "d2q_ds2"))]
-    for x, name in [(s, "s")] + list(zip(arrays, ("q", "dq_ds", "d2q_ds2"))):
-        bad = np.flatnonzero(~np.isfinite(x.reshape(n1, -1)).all(axis=1))
-        if len(bad):
-            raise ValueError(f"{name} contains NaN or inf at gridpoint {bad[0]}")
-    steps = np.flatnonzero(~(np.diff(s) > 0.0))
-    if len(steps):
-        k = int(steps[0]) + 1
-        raise ValueError(f"s must increase: s[{k}] = {float(s[k])!r} follows s[{k - 1}] = {float(s[k - 1])!r}")
-    still = np.flatnonzero(~np.any(arrays[1] != 0.0, axis=1))
-    if len(still):
-        raise ValueError(f"dq_ds is zero at gridpoint {still[0]} (s = {s[still[0]]:g}): the path must move with s "
-                         "at every gridpoint")
-    return s, arrays
+    q, dq, ddq = (vector(x, model.nv, name, n1) for x, name in ((q, "q"), (dq_ds, "dq_ds"), (d2q_ds2, "d2q_ds2")))
+    code, i = _ra.first_bad_gridpoint(s, q, dq, ddq)
+    if code == _ra.NOT_INCREASING:
+        raise ValueError(f"s must increase: s[{i}] = {float(s[i])!r} follows s[{i - 1}] = {float(s[i - 1])!r}")
+    if code == _ra.STILL:
+        raise ValueError(f"dq_ds is zero at gridpoint {i} (s = {s[i]:g}): the path must move with s at every gridpoint")
+    if code:
+        name = ("s", "q", "dq_ds", "d2q_ds2")[code - _ra.BAD_S]
+        raise ValueError(f"{name} contains NaN or inf at gridpoint {i}")
+    return s, (q, dq, ddq)
 
 
 def _speed(value, name):
@@ -122,12 +117,14 @@ def _speed(value, name):
 
 
 def time_parameterize(model, s, q, dq_ds, d2q_ds2, velocity_limits=None, acceleration_limits=None,
-                      effort_limits=None, start_speed=0.0, end_speed=0.0, threads=None):
+                      effort_limits=None, start_speed=0.0, end_speed=0.0, threads=1):
     """The fastest timing of the path (s, q, dq_ds, d2q_ds2 at N + 1 gridpoints) within the joint
     velocity, acceleration and effort limits (each a number or one per joint, +inf for none;
     velocity and effort default to the URDF's, acceleration to none), from path speed
     start_speed to end_speed (ds/dt at s_0 and s_N). Returns a TimedPath. A path the limits
-    cannot follow raises ValueError naming the joint and the gridpoint."""
+    cannot follow raises ValueError naming the joint and the gridpoint. threads: for the RNEA
+    batch (3 (N + 1) states), one by default: on this 2-core VM two were no faster at 1000
+    gridpoints and many times slower while the other core was busy (bench_trajectory.py)."""
     s, (q, dq, ddq) = _path(model, s, q, dq_ds, d2q_ds2)
     vmax = limit_vector(model, velocity_limits, "velocity_limits", model.velocity_limits)
     accel = limit_vector(model, acceleration_limits, "acceleration_limits", np.inf)

@@ -84,11 +84,14 @@ class Trajectory:
             if not math.isfinite(t):
                 raise ValueError(f"t must be finite, got {t!r}")
             if out is None:
-                out = (np.empty(self.n), np.empty(self.n), np.empty(self.n))
-            elif not all(_plain(x, 1) and x.shape == (self.n,) for x in out):
-                raise ValueError(f"out must be three writeable C-contiguous float64 arrays of shape ({self.n},)")
-            _SAMPLE.run(*self._args, t, *out)
-            return out
+                q, v, a = np.empty(self.n), np.empty(self.n), np.empty(self.n)
+            else:
+                q, v, a = out
+                if not (_plain(q, 1) and _plain(v, 1) and _plain(a, 1) and len(q) == len(v) == len(a) == self.n):
+                    raise ValueError(f"out must be three writeable C-contiguous float64 arrays of shape ({self.n},)")
+            times, P, V, A, kind = self._args
+            _SAMPLE.run(times, P, V, A, kind, t, q, v, a)
+            return (q, v, a) if out is None else out
         ts = np.asarray(t, dtype=float)
         if ts.ndim == 0:
             return self.sample(float(ts), out)
@@ -122,6 +125,19 @@ def sample_trajectory(times, positions, velocities=None, accelerations=None, t=N
     at rest after it. t: a number (q, v, a of shape (n,)) or a 1-D array (each (len(t), n))."""
     if t is None:
         raise TypeError("sample_trajectory needs the time(s) t to sample at")
+    if type(t) is float and _plain(times, 1) and _plain(positions, 2) and math.isfinite(t):
+        # one time, arrays as the kernels take them (the node's case): checked and sampled in two calls
+        V = positions if velocities is None else velocities
+        A = positions if accelerations is None else accelerations
+        n = positions.shape[1]
+        if (velocities is None or _plain(V, 2) and V.shape == positions.shape) and n and \
+                (accelerations is None or velocities is not None and _plain(A, 2) and A.shape == positions.shape) \
+                and times.shape[0] == positions.shape[0] > 0:
+            kind = _interp.LINEAR if velocities is None else _interp.CUBIC if accelerations is None else _interp.QUINTIC
+            if not _FIRST_BAD.run(times, positions, V, A, kind)[0]:
+                q, v, a = np.empty(n), np.empty(n), np.empty(n)
+                _SAMPLE.run(times, positions, V, A, kind, t, q, v, a)
+                return q, v, a
     return Trajectory(times, positions, velocities, accelerations, _copy=False).sample(t)
 
 

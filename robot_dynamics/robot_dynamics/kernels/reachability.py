@@ -26,8 +26,11 @@ steps here); an apparent dead end is confirmed over every vertex (`vertex_search
 """
 import numpy as np
 
+from .common import finite
 from .jit import fast
 
+#: first_bad_gridpoint's codes
+GOOD, NOT_INCREASING, STILL, BAD_S, BAD_Q, BAD_DQ, BAD_DDQ = 0, 1, 2, 3, 4, 5, 6
 #: a row: A, B, lo, hi
 ROW_A, ROW_B, ROW_LO, ROW_HI, ROW_COLS = 0, 1, 2, 3, 4
 OK, INFEASIBLE, UNBOUNDED, NOT_CONTROLLABLE = 0, 1, 2, 3
@@ -37,6 +40,26 @@ EPS = 1e-12
 #: values that tie within this fraction pick the piece of L or U on the side Newton moves to
 TIE = 1e-14
 INF = np.inf
+
+
+@fast
+def first_bad_gridpoint(s, q, dq, ddq):
+    """(code, gridpoint) of the first input that cannot be timed: NaN or inf, s not increasing, a
+    gridpoint where q' is zero (the path does not move with s); (GOOD, -1) if none."""
+    for i in range(s.shape[0]):
+        if not np.isfinite(s[i]):
+            return BAD_S, i
+        if i and not s[i] > s[i - 1]:
+            return NOT_INCREASING, i
+        for code, x in ((BAD_Q, q), (BAD_DQ, dq), (BAD_DDQ, ddq)):
+            if not finite(x[i]):
+                return code, i
+        moving = False
+        for j in range(dq.shape[1]):
+            moving = moving or dq[i, j] != 0.0
+        if not moving:
+            return STILL, i
+    return GOOD, -1
 
 
 @fast
