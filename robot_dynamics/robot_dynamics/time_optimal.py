@@ -166,7 +166,8 @@ def time_parameterize(model, s, q, dq_ds, d2q_ds2, velocity_limits=None, acceler
                            sd, t, v, acc, tau, kind, joint)
     if stopped >= 0:
         problem.stopped(stopped, K)
-    return TimedPath(float(t[-1]), s, t, sd, u, float(u_end), q, v, acc, tau, kind, joint, K, model.joint_names)
+    return TimedPath(float(t[-1]), s.copy(), t, sd, u, float(u_end), q.copy(), v, acc, tau, kind, joint, K,
+                     list(model.joint_names))
 
 
 class _Problem:
@@ -180,8 +181,8 @@ class _Problem:
     def where(self, i):
         return f"gridpoint {i} (s = {self.s[i]:.6g}, q = {np.array2string(self.q[i], precision=4, separator=', ')})"
 
-    def row(self, i, r, x, K_next=None):
-        """What row r of gridpoint i is, in words, with the bound it puts on sdd at sd^2 = x."""
+    def row(self, i, r, K_next=None):
+        """What row r of gridpoint i is, in words (R: reaching K_next, the next controllable speeds)."""
         if r < 0:
             return "the joint velocity limits"
         if r >= len(self.row_kind):
@@ -205,7 +206,7 @@ class _Problem:
     def no_speed(self, i):
         """stage_rows found gridpoint i allows no x at all (rows whose A is zero, velocity)."""
         rows = [r for r in range(len(self.row_kind)) if self.rows[i, r, _ra.ROW_A] == 0.0]
-        names = ", ".join(self.row(i, r, 0.0) for r in rows) or "the joint velocity limits"
+        names = ", ".join(self.row(i, r) for r in rows) or "the joint velocity limits"
         raise ValueError(f"the path cannot be timed within the limits: at {self.where(i)} no path speed meets "
                          f"{names}{self.gravity_note(i)}")
 
@@ -221,12 +222,12 @@ class _Problem:
                              f"[{np.sqrt(K[0, 0]):.6g}, {np.sqrt(K[0, 1]):.6g}]")
         if status == _ra.INFEASIBLE and i == N:
             raise ValueError(f"end_speed {np.sqrt(x_end):g} is not allowed at the end of the path, {self.where(i)}: "
-                             f"{self.row(i, rl, x_end)} conflicts with {self.row(i, ru, x_end)}{self.gravity_note(i)}")
+                             f"{self.row(i, rl)} conflicts with {self.row(i, ru)}{self.gravity_note(i)}")
         K_next = K[i + 1] if i < N else None
         what = "no path acceleration meets both" if status == _ra.INFEASIBLE else "the forward pass lost the " \
             "controllable speeds (rounding) between"
         raise ValueError(f"the path cannot be timed within the limits at {self.where(i)}: {what} "
-                         f"{self.row(i, rl, 0.0, K_next)} and {self.row(i, ru, 0.0, K_next)}{self.gravity_note(i)}")
+                         f"{self.row(i, rl, K_next)} and {self.row(i, ru, K_next)}{self.gravity_note(i)}")
 
     def stopped(self, i, K):
         raise ValueError(f"the path cannot be timed within the limits: the path speed must be zero at both "

@@ -265,6 +265,15 @@ def test_a_start_speed_the_end_cannot_follow_is_refused(arms):
         rd.time_parameterize(model, s, q, dq, ddq, start_speed=50.0)
 
 
+def test_an_end_speed_beyond_the_limits_or_no_limit_at_all_is_named(arms):
+    model = one_joint(arms, velocity=2.0)
+    path = straight(2.5, 20)         # q' = 2.5: the velocity limit allows sd <= 0.8
+    with pytest.raises(ValueError, match=r"end_speed 1 is not allowed at the end of the path, gridpoint 19"):
+        rd.time_parameterize(model, *path, end_speed=1.0)
+    with pytest.raises(ValueError, match=r"nothing bounds the path speed at gridpoint 18"):
+        rd.time_parameterize(model, *path, velocity_limits=np.inf, effort_limits=np.inf)
+
+
 @pytest.mark.parametrize("change, message", [
     (dict(s=np.linspace(0, 1, 10)[::-1]), r"s must increase: s\[1\]"),
     (dict(s=np.r_[0, 0.1, 0.1, np.linspace(0.2, 1, 7)]), r"s must increase: s\[2\]"),

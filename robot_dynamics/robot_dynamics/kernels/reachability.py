@@ -11,11 +11,11 @@ and x by x_min <= x <= x_max (the joint velocity limits, x <= (qd_max / |q'_j|)^
 A is zero); segment i joins them: x_{i+1} = x_i + 2 ds_i u_i. The paper's two passes:
 
     backward  K_N = {x_end};  K_i = {x: some u allowed at (i, x) with x + 2 ds_i u in K_{i+1}}
-              (the controllable sets, section III)
+              (the controllable sets)
     forward   x_0 = x_start;  u_i = the largest u allowed at (i, x_i) with x_i + 2 ds_i u in
-              K_{i+1} (greedy, section IV), x_{i+1} = x_i + 2 ds_i u_i
+              K_{i+1} (greedy), x_{i+1} = x_i + 2 ds_i u_i
 
-Each step is a linear program in (u, x) (eq. 14), solved exactly here: at a fixed x every row
+Each step is a linear program in (u, x), solved exactly here: at a fixed x every row
 bounds u from one side, so the u allowed form an interval [L(x), U(x)], L the highest lower
 bound (convex in x), U the lowest upper bound (concave); the segment to K_{i+1} adds the row
 klo <= x + 2 ds u <= khi (row index R, after the stage's rows). The forward step is U(x_i).
