@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .calling import vector
+from .calling import drive, raise_status, vector, workspace
 from .kernels import reachability as _ra
-from .rigid_body import inverse_dynamics
+from .kernels import rnea as _rnea
+from .kernels.common import EXT_COLS
 
 LIMIT_KINDS = ("", "effort", "acceleration", "velocity")
 
@@ -69,14 +70,16 @@ def limit_vector(model, value, name, default):
     array: positive, +inf for none; None gives `default` per joint (the URDF's, whose zeros are
     refused too), none for the coordinates of floating and planar joints."""
     given = value is not None
+    if not given and default is None:
+        return np.full(model.nv, np.inf)
     x = np.array(value if given else default, dtype=float)
-    if not given and (model.joint_offset[1] or x.ndim == 0):
+    if not given and model.joint_offset[1]:
         x = np.concatenate((np.full(model.joint_offset[1], np.inf), np.broadcast_to(x, (len(model.joint_names),))))
     if x.shape != (model.nv,):
         if x.ndim > 1 or x.size not in (1, model.nv):
             raise ValueError(f"{name} takes one number or one per joint ({model.nv}), got shape {x.shape}")
         x = np.full(model.nv, x.item())
-    if not (x > 0.0).all():
+    if not np.all(x > 0.0):
         j = int(np.flatnonzero(~(x > 0.0))[0])
         joint = coordinate_names(model)[j]
         if given:
@@ -127,28 +130,23 @@ def time_parameterize(model, s, q, dq_ds, d2q_ds2, velocity_limits=None, acceler
     gridpoints and many times slower while the other core was busy (bench_trajectory.py)."""
     s, (q, dq, ddq) = _path(model, s, q, dq_ds, d2q_ds2)
     vmax = limit_vector(model, velocity_limits, "velocity_limits", model.velocity_limits)
-    accel = limit_vector(model, acceleration_limits, "acceleration_limits", np.inf)
+    accel = limit_vector(model, acceleration_limits, "acceleration_limits", None)
     effort = limit_vector(model, effort_limits, "effort_limits", model.effort_limits)
     x_start, x_end = _speed(start_speed, "start_speed") ** 2, _speed(end_speed, "end_speed") ** 2
     n1, nv = q.shape
     N = n1 - 1
-    zero = np.zeros_like(dq)
-    tau3 = inverse_dynamics(model, np.concatenate((q, q, q)), np.concatenate((zero, zero, dq)),
-                            np.concatenate((zero, dq, ddq)), threads=threads)
-    c = tau3[:n1]
-    a, b = tau3[n1:2 * n1] - c, tau3[2 * n1:] - c
-    row_joint = np.concatenate((np.flatnonzero(effort < np.inf), np.flatnonzero(accel < np.inf)))
-    row_kind = np.repeat([_ra.EFFORT, _ra.ACCELERATION], [np.count_nonzero(effort < np.inf), len(row_joint)
-                                                         - np.count_nonzero(effort < np.inf)])
+    c, a, b = _coefficients(model, q, dq, ddq, threads)
+    limited = (np.flatnonzero(effort < np.inf), np.flatnonzero(accel < np.inf))
+    row_joint = np.concatenate(limited)
+    row_kind = np.repeat(np.array([_ra.EFFORT, _ra.ACCELERATION]), [len(limited[0]), len(limited[1])])
     rows, xrange = np.empty((n1, len(row_joint), _ra.ROW_COLS)), np.empty((n1, 2))
     empty = _ra.stage_rows(a, b, c, dq, ddq, effort, accel, vmax, rows, xrange)
     problem = _Problem(model, s, q, rows, row_kind, row_joint, effort, accel, vmax, a, b, c, xrange)
     if empty >= 0:
         problem.no_speed(empty)
     for i, speed, where in ((0, x_start, "start"), (N, x_end, "end")):
-        over = np.flatnonzero(np.abs(c[i]) > effort)
-        if speed == 0.0 and len(over):
-            j = int(over[0])
+        if speed == 0.0 and np.any(np.abs(c[i]) > effort):
+            j = int(np.argmax(np.abs(c[i]) > effort))
             raise ValueError(f"gravity alone needs {c[i, j]:.6g} at joint {model.joint_names[j]!r} at the {where} of the "
                              f"path (gridpoint {i}, s = {s[i]:g}), beyond its effort limit {effort[j]:g}: the arm cannot "
                              f"hold it at rest there")
@@ -168,6 +166,23 @@ def time_parameterize(model, s, q, dq_ds, d2q_ds2, velocity_limits=None, acceler
         problem.stopped(stopped, K)
     return TimedPath(float(t[-1]), s.copy(), t, sd, u, float(u_end), q.copy(), v, acc, tau, kind, joint, K,
                      list(model.joint_names))
+
+
+def _coefficients(model, q, dq, ddq, threads):
+    """g, M q' and M q'' + C(q, q') q' at every gridpoint: one RNEA batch of the three states
+    (q, 0, 0), (q, 0, q'), (q, q', q'') per gridpoint (the inputs are checked already)."""
+    n1, nv = q.shape
+    Q, V, A = np.empty((3, 3 * n1, nv))
+    Q[:n1], Q[n1:2 * n1], Q[2 * n1:] = q, q, q
+    V[:2 * n1], V[2 * n1:] = 0.0, dq
+    A[:n1], A[n1:2 * n1], A[2 * n1:] = 0.0, dq, ddq
+    tau = np.empty((3 * n1, nv))
+    status = drive(_rnea, "rnea", model, 3 * n1, threads, lambda: workspace(model).rnea, Q, V, A,
+                   np.zeros((3 * n1, 0, EXT_COLS)), tau)
+    if status.any():
+        raise_status(model, status, dict(q=Q, v=V, a=A))
+    c = tau[:n1]
+    return c, tau[n1:2 * n1] - c, tau[2 * n1:] - c
 
 
 class _Problem:
