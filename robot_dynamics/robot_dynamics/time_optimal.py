@@ -126,8 +126,9 @@ def time_parameterize(model, s, q, dq_ds, d2q_ds2, velocity_limits=None, acceler
     velocity and effort default to the URDF's, acceleration to none), from path speed
     start_speed to end_speed (ds/dt at s_0 and s_N). Returns a TimedPath. A path the limits
     cannot follow raises ValueError naming the joint and the gridpoint. threads: for the RNEA
-    batch (3 (N + 1) states), one by default: on this 2-core VM two were no faster at 1000
-    gridpoints and many times slower while the other core was busy (bench_trajectory.py)."""
+    batch (3 (N + 1) states), one by default: on this 2-core VM two were 1.5x faster at 1000
+    gridpoints while it was quiet and 7-17x slower while the other core was busy
+    (bench_trajectory.py, bench/RESULTS.md)."""
     s, (q, dq, ddq) = _path(model, s, q, dq_ds, d2q_ds2)
     vmax = limit_vector(model, velocity_limits, "velocity_limits", model.velocity_limits)
     accel = limit_vector(model, acceleration_limits, "acceleration_limits", None)
