@@ -54,6 +54,7 @@ bench: $(BUILT)
 	$(OVERLAY) python bench/bench_identification.py
 	$(OVERLAY) python bench/bench_derivatives.py
 	$(OVERLAY) python bench/bench_constrained.py
+	$(OVERLAY) python bench/bench_trajectory.py
 	$(OVERLAY) python bench/bench_node.py
 	$(if $(SOAK),$(OVERLAY) python bench/bench_node.py --soak $(SOAK))
 

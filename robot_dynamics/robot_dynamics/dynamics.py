@@ -17,6 +17,8 @@ Each function lives in the module of its subject and is re-exported here:
     constrained_inverse  constrained_inverse_dynamics, contact_inverse_dynamics
     constrained_hybrid   constrained_hybrid_dynamics
     assembly        assemble (loop closure at the position level)
+    trajectory      time_scaling, sample_trajectory, Trajectory, time_parameterize, TimedPath,
+                    path_through_waypoints, check_trajectory (time_scaling, time_optimal)
     calling         what they share: input checks, batches and threads, SingularMassMatrixError
 """
 from .calling import PARALLEL_MIN_BATCH, SingularMassMatrixError, Workspace, default_threads, workspace  # noqa: F401
@@ -34,3 +36,5 @@ from .regressor import (PARAMETERS, BaseParameters, base_parameters, inertial_pa
 from .rigid_body import (KERNELS, bias_forces, coriolis_matrix, forward_dynamics, frame_jacobian,  # noqa: F401
                          frame_placement, gravity_torques, hybrid_dynamics, inverse_dynamics, mass_matrix,
                          wrench_to_joint_torques)
+from .trajectory import (TimedPath, TimeScaling, Trajectory, TrajectoryCheck, check_trajectory,  # noqa: F401
+                         minimum_duration, path_through_waypoints, sample_trajectory, time_parameterize, time_scaling)

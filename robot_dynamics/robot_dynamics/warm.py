@@ -3,6 +3,7 @@
 Prints the cold time (compile or cache load) and the warm time of each public function.
 """
 import argparse
+import copy
 import os
 import time
 
@@ -42,6 +43,25 @@ def calls(model):
             model, Q, V, A, [(frame, "point")], threads=t)
         yield "contact_inverse_dynamics", lambda: rd.contact_inverse_dynamics(model, Q, 0, 0, [(frame, "6d")], threads=t)
     yield "momentum observer", lambda: observe(model, q, v, frame)
+    yield from trajectory_calls(model)
+
+
+def trajectory_calls(model):
+    """The trajectory kernels: sampling one time and a batch (each interpolation), and TOPP-RA on a
+    path through three waypoints (a copy of the model without gravity and with finite limits, so
+    that any robot's path can be timed; skipped for floating and planar joints)."""
+    n = model.nv
+    times, P = np.array([0.0, 0.5, 1.0]), np.linspace(0.0, 0.3, 3)[:, None] * np.ones(n)
+    for fields in ((), (P,), (P, P)):
+        yield f"sample_trajectory/{len(fields)}", lambda fields=fields: rd.sample_trajectory(times, P, *fields, t=0.3)
+        yield f"Trajectory.sample batch/{len(fields)}", lambda fields=fields: rd.Trajectory(times, P, *fields).sample(times)
+    if model.joint_offset == (0, 0):
+        light = copy.deepcopy(model)
+        light.gravity = [0.0, 0.0, 0.0]
+        waypoints = rd.neutral(model) + np.linspace(0.0, 0.3, 3)[:, None] * np.linspace(1.0, -1.0, n)
+        path = rd.path_through_waypoints(waypoints, 80)
+        yield "time_parameterize", lambda: rd.time_parameterize(light, *path, velocity_limits=2.0,
+                                                                acceleration_limits=20.0, effort_limits=1e6)
 
 
 #: the bundled five-bar parallel robot (urdf/five_bar.urdf): its loop and motors

@@ -19,6 +19,8 @@
     constrained_inverse  constrained inverse dynamics with passive coordinates (Kim eqs. 56-66)
     constrained_hybrid   constrained hybrid dynamics (Kim eqs. 70-80)
     assembly    loop closure at the position level (Newton steps on the loop-closure error)
+    reachability  TOPP-RA's passes (controllable sets, greedy profile) over the path's constraints
+    interpolation joint_trajectory_controller's spline segments (linear, cubic, quintic), sampled
 
 beside what they share: spatial (tuple algebra), trig (sine and cosine), columns (the workspace
 tables, laid out by ..layout.layout), common (status codes, the model's columns, input checks,
@@ -37,12 +39,12 @@ source/scale columns (mimic joints follow their leader) and adds its torque, tim
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
 from . import (aba, aba_derivatives, assembly, cache, columns, common, constrained, constrained_hybrid,
-               constrained_inverse, constraints, coriolis, crba, hybrid, jacobian, jit, kinematics, ltdl, momentum,
-               observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
+               constrained_inverse, constraints, coriolis, crba, hybrid, interpolation, jacobian, jit, kinematics,
+               ltdl, momentum, observer, psd, reachability, regressor, rnea, rnea_derivatives, spatial, trig)
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
 
 MODULES = (aba, aba_derivatives, assembly, columns, common, constrained, constrained_hybrid, constrained_inverse,
-           constraints, coriolis, crba, hybrid, jacobian, jit, kinematics, ltdl, momentum, observer, psd, regressor, rnea,
-           rnea_derivatives, spatial, trig)
+           constraints, coriolis, crba, hybrid, interpolation, jacobian, jit, kinematics, ltdl, momentum, observer,
+           psd, reachability, regressor, rnea, rnea_derivatives, spatial, trig)
 cache.guard(MODULES)
