@@ -14,7 +14,11 @@ Each function lives in the module of its subject and is re-exported here:
     observer        MomentumObserver, generalized_momentum, external_torques, estimate_wrench
     derivatives     inverse_dynamics_derivatives, forward_dynamics_derivatives
     constrained     constrained_forward_dynamics, contact_inverse_dynamics, constraint_jacobian
+    screw           screw_axes (ScrewAxes: M, S, B; the product of exponentials)
+    inverse_kinematics  inverse_kinematics (IKResult), manipulability (Manipulability)
+    simulation      simulate (Trajectory), spring_damper_floor
     calling         what they share: input checks, batches and threads, SingularMassMatrixError
+The Lie-group operations (exp, log, Ad, ad, their duals, quaternions) are `robot_dynamics.lie`.
 """
 from .calling import PARALLEL_MIN_BATCH, SingularMassMatrixError, Workspace, default_threads, workspace  # noqa: F401
 from .configuration import (difference, integrate, neutral, random_configuration,  # noqa: F401
@@ -23,9 +27,12 @@ from .constrained import (ConstraintError, constrained_forward_dynamics, constra
                           contact_inverse_dynamics)
 from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives  # noqa: F401
 from .identification import PayloadEstimate, identify_payload, identify_payload_from_momentum  # noqa: F401
+from .inverse_kinematics import IKResult, Manipulability, inverse_kinematics, manipulability  # noqa: F401
 from .observer import MomentumObserver, estimate_wrench, external_torques, generalized_momentum  # noqa: F401
 from .regressor import (PARAMETERS, BaseParameters, base_parameters, inertial_parameter_names,  # noqa: F401
                         inertial_parameters, joint_torque_regressor)
 from .rigid_body import (KERNELS, bias_forces, coriolis_matrix, forward_dynamics, frame_jacobian,  # noqa: F401
                          frame_placement, gravity_torques, hybrid_dynamics, inverse_dynamics, mass_matrix,
                          wrench_to_joint_torques)
+from .screw import ScrewAxes, screw_axes  # noqa: F401
+from .simulation import Trajectory, simulate, spring_damper_floor  # noqa: F401

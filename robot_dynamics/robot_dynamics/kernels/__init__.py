@@ -15,8 +15,12 @@
     aba_derivatives   d qdd / dq, d qdd / dv and M^-1
     psd         least-norm solutions of positive semi-definite systems (pivoted Cholesky)
     constrained contacts and loop closures: constrained forward dynamics, contact inverse dynamics
+    ik          inverse kinematics: Newton-Raphson on the SE(3) log error, damped least squares
+    simulate    forward dynamics integrated on the joints' Lie groups (Runge-Kutta-Munthe-Kaas, Euler)
+    configuration  q (+) dt v on the joints' groups and the rate of a displacement's exponential coordinates
 
-beside what they share: spatial (tuple algebra), trig (sine and cosine), columns (the workspace
+beside what they share: spatial (tuple algebra), lie (exp, log and their Jacobians on SO(3), SE(3),
+SE(2)), trig (sine and cosine), columns (the workspace
 tables), common (status codes, the model's columns, input checks, scratch memory, batch chunks),
 jit (the numba decorators) and cache (the guard that keeps numba's cache from going stale).
 
@@ -31,11 +35,12 @@ Kernels take and return the user's coordinates: a joint reads its q and v throug
 source/scale columns (mimic joints follow their leader) and adds its torque, times its scale, to
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
-from . import (aba, aba_derivatives, cache, columns, common, constrained, coriolis, crba, hybrid, jacobian, jit,
-               kinematics, ltdl, momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
+from . import (aba, aba_derivatives, cache, columns, common, configuration, constrained, coriolis, crba, hybrid, ik,
+               jacobian, jit, kinematics, lie, ltdl, momentum, observer, psd, regressor, rnea, rnea_derivatives,
+               simulate, spatial, trig)
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
 
-MODULES = (aba, aba_derivatives, columns, common, constrained, coriolis, crba, hybrid, jacobian, jit, kinematics, ltdl,
-           momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
+MODULES = (aba, aba_derivatives, columns, common, configuration, constrained, coriolis, crba, hybrid, ik, jacobian, jit,
+           kinematics, lie, ltdl, momentum, observer, psd, regressor, rnea, rnea_derivatives, simulate, spatial, trig)
 cache.guard(MODULES)
