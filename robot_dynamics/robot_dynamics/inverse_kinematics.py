@@ -121,6 +121,9 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
     if q0.ndim == 2 and q0.shape[0] != max(n, 1):
         raise ValueError(f"q0 must have shape ({model.nq},) or ({max(n, 1)}, {model.nq}) for {max(n, 1)} targets, "
                          f"got shape {q0.shape}")
+    bad = np.flatnonzero(~np.all(np.isfinite(q0.reshape(-1, model.nq)), axis=1))
+    if len(bad):
+        raise ValueError("q0 contains NaN or inf" + (f" (batch row {bad[0]})" if q0.ndim == 2 else ""))
     for name, value in (("tolerance", tolerance), ("damping", damping)):
         if not (np.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
@@ -138,8 +141,11 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
     Q0 = np.ascontiguousarray(np.broadcast_to(q0, (N, model.nq)))
     Q, E, info = np.empty((N, model.nq)), np.empty((N, 6)), np.empty((N, _ik.INFO))
     _solve(model, Q0, spec, T, w, limits, settings, Q, E, info, threads)
-    _call.raise_status(model, info[:, _ik.I_STATUS].astype(np.int64) if n else int(info[0, _ik.I_STATUS]),
-                       dict(q0=Q0 if n else Q0[0]))
+    try:        # the seed's quaternions (NaN and inf in q0 were refused above)
+        _call.raise_status(model, info[:, _ik.I_STATUS].astype(np.int64) if n else int(info[0, _ik.I_STATUS]),
+                           dict(q=Q0 if n else Q0[0]))
+    except ValueError as e:
+        raise ValueError(f"q0: {e}") from None
     if restarts:
         gen = np.random.default_rng(rng)
         for _ in range(int(restarts)):

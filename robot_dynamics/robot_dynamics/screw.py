@@ -69,21 +69,24 @@ def screw_axes(model, frame, q_ref=None):
     q_ref = neutral(model) if q_ref is None else np.array(q_ref, dtype=float)
     if q_ref.shape != (model.nq,) or not np.all(np.isfinite(q_ref)):
         raise ValueError(f"q_ref must be {model.nq} finite numbers, got {q_ref!r}")
-    body = model.frame(frame).body
-    chain, owner = [], {}
+    bodies, body = [], model.frame(frame).body
     while body >= 0:
-        name, kind = model.body_joint_names[body], model.body_joint_kinds[body]
-        if kind in ("floating", "planar"):
-            raise ValueError(f"screw_axes: joint {name!r} ({kind}) on the chain to frame {frame!r} has several "
-                             "coordinates and no single screw axis (one-coordinate joints only)")
-        k = int(model.v_source[model.idx_v[body]])
+        bodies.insert(0, body)
+        body = int(model.parent[body])
+    for b in bodies:
+        if model.body_joint_kinds[b] in ("floating", "planar"):
+            raise ValueError(f"screw_axes: joint {model.body_joint_names[b]!r} ({model.body_joint_kinds[b]}) on the "
+                             f"chain to frame {frame!r} has several coordinates and no single screw axis "
+                             "(one-coordinate joints only)")
+    chain, owner = [], {}
+    for b in bodies:
+        k, name = int(model.v_source[model.idx_v[b]]), model.body_joint_names[b]
         if k in owner:
             raise ValueError(f"screw_axes: joints {owner[k]!r} and {name!r} on the chain to frame {frame!r} are "
                              "moved by one coordinate (mimic): no single screw axis per coordinate")
         owner[k] = name
         chain.append(k)
-        body = int(model.parent[body])
     M = frame_placement(model, q_ref, frame)
     S = frame_jacobian(model, q_ref, frame, "world")
     B = Ad(inverse(M)) @ S
-    return ScrewAxes(M, S, B, q_ref, tuple(reversed(chain)))
+    return ScrewAxes(M, S, B, q_ref, tuple(chain))

@@ -37,6 +37,8 @@ from .kernels import configuration as _config
 from .kernels import simulate as _sim
 from .rigid_body import forward_dynamics, frame_jacobian, frame_placement, wrench_to_joint_torques
 
+DIVERGED = ("the state is no longer finite (or beyond 1e50): the simulation diverged; a smaller dt, or another "
+            "integrator, may hold it")
 INTEGRATORS = {"euler": _sim.EULER, "semi_implicit_euler": _sim.SEMI_IMPLICIT, "rk4": _sim.RK4}
 
 
@@ -99,8 +101,7 @@ def _failure(model, status, Q, step, times, where=""):
     matrix that is not positive definite)."""
     prefix = f"simulation failed at step {step} (t = {times[step]:.6g} s){where}: "
     if status % K.STATUS_BODY in (K.NONFINITE, K.OVERFLOW):
-        raise ValueError(prefix + "the state is no longer finite (or beyond 1e50): the simulation diverged; "
-                         "a smaller dt, or another integrator, may hold it")
+        raise ValueError(prefix + DIVERGED)
     try:
         _call.raise_status(model, status, {"q": Q})
     except ValueError as e:
@@ -181,7 +182,10 @@ def _stepped(model, q0, v0, dt, steps, tau, external_wrenches, contacts, loops, 
                 Q[..., s + 1, :] = _integrate(model, q, dt / 6 * (k[0] + 2 * k[1] + 2 * k[2] + k[3]), 1.0)
                 V[..., s + 1, :] = v + dt / 6 * (a[0] + 2 * a[1] + 2 * a[2] + a[3])
         except ValueError as e:       # a state that diverged, M not positive definite, a callable's answer
-            raise type(e)(f"simulation failed at step {s} (t = {t:.6g} s): {e}") from None
+            prefix = f"simulation failed at step {s} (t = {t:.6g} s): "
+            if str(e).startswith(("q contains", "v contains")):     # the state itself: it diverged
+                raise ValueError(prefix + DIVERGED) from None
+            raise type(e)(prefix + str(e)) from None
     return Q, V
 
 
