@@ -17,6 +17,7 @@ inverse_kinematics: Newton-Raphson on the SE(3) log error with damped least squa
   `outcome` says why ('iteration limit', or 'stalled': no step reduces the error, as at a local
   minimum, on a joint limit or for an unreachable target). Never silently wrong.
 """
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -25,9 +26,11 @@ from . import calling as _call
 from . import kernels as K
 from .configuration import random_configuration
 from .kernels import ik as _ik
-from .lie import as_transform
+from .lie import ROTATION_TOL, as_transform
 from .rigid_body import frame_jacobian
 
+#: the damped least squares' first lambda (it adapts from there, down to `damping`)
+LAMBDA0 = 1e-3
 OUTCOMES = {_ik.CONVERGED: "converged", _ik.ITERATIONS: "iteration limit", _ik.STALLED: "stalled"}
 
 
@@ -55,26 +58,34 @@ class IKResult(NamedTuple):
 
 
 def _targets(target):
-    """(N or 0, T as (N, 4, 4), position-only): a 4x4 placement or a 3-vector, or batches of them."""
+    """(N or 0, T as (N, 4, 4), position-only): a 4x4 placement or a 3-vector, or batches of them
+    (checked by a compiled pass; lie.as_transform words the error)."""
     t = np.asarray(target, dtype=np.float64)
     if t.shape[-2:] == (4, 4) and t.ndim in (2, 3):
-        T = as_transform(t, "target")
-        return (len(T) if T.ndim == 3 else 0), np.ascontiguousarray(T.reshape(-1, 4, 4)), False
+        T = np.ascontiguousarray(t.reshape(-1, 4, 4))
+        if _ik.first_bad_transform(T, ROTATION_TOL) >= 0:
+            as_transform(t, "target")
+        return (len(T) if t.ndim == 3 else 0), T, False
     if t.shape[-1:] == (3,) and t.ndim in (1, 2):
-        p = _call.vector(t, 3, "target")
-        T = np.tile(np.eye(4), (len(p.reshape(-1, 3)), 1, 1))
-        T[:, :3, 3] = p.reshape(-1, 3)
-        if not np.all(np.isfinite(T)):
-            raise ValueError("target contains NaN or inf")
-        return (len(p) if p.ndim == 2 else 0), T, True
+        p = t.reshape(-1, 3)
+        T = np.zeros((len(p), 4, 4))
+        T[:, 0, 0] = T[:, 1, 1] = T[:, 2, 2] = T[:, 3, 3] = 1.0
+        T[:, :3, 3] = p
+        bad = _ik.first_bad_transform(T, ROTATION_TOL)
+        if bad >= 0:
+            raise ValueError("target contains NaN or inf" + (f" (batch row {bad})" if t.ndim == 2 else ""))
+        return (len(p) if t.ndim == 2 else 0), T, True
     raise ValueError(f"target must be a 4x4 world placement, a world position (3,), or a batch of either "
                      f"((N, 4, 4) or (N, 3)); got shape {t.shape}")
+
+
+_DEFAULT_WEIGHTS = {False: np.ones(6), True: np.array([1.0, 1.0, 1.0, 0.0, 0.0, 0.0])}
 
 
 def _weights(weights, position):
     n = 3 if position else 6
     if weights is None:
-        w = np.ones(n)
+        return _DEFAULT_WEIGHTS[position]
     else:
         w = np.asarray(weights, dtype=np.float64).reshape(-1)
         if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
@@ -121,18 +132,13 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
     if q0.ndim == 2 and q0.shape[0] != max(n, 1):
         raise ValueError(f"q0 must have shape ({model.nq},) or ({max(n, 1)}, {model.nq}) for {max(n, 1)} targets, "
                          f"got shape {q0.shape}")
-    bad = np.flatnonzero(~np.all(np.isfinite(q0.reshape(-1, model.nq)), axis=1))
-    if len(bad):
-        raise ValueError("q0 contains NaN or inf" + (f" (batch row {bad[0]})" if q0.ndim == 2 else ""))
     for name, value in (("tolerance", tolerance), ("damping", damping)):
-        if not (np.isfinite(value) and value >= 0):
+        if not (math.isfinite(value) and value >= 0):
             raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
     if int(max_iterations) != max_iterations or max_iterations < 1 or int(restarts) != restarts or restarts < 0:
         raise ValueError(f"max_iterations must be a positive integer and restarts a non-negative one, got "
                          f"{max_iterations!r} and {restarts!r}")
-    settings = np.zeros(_ik.SETTINGS)
-    settings[_ik.S_TOL], settings[_ik.S_MAXIT], settings[_ik.S_DAMPING] = tolerance, max_iterations, damping
-    settings[_ik.S_LAMBDA0], settings[_ik.S_POSITION] = 1e-3, position
+    settings = np.array([tolerance, max_iterations, damping, LAMBDA0, position], dtype=np.float64)
     spec = _call.frame_spec(model, frame, "local_world_aligned" if position else "local")
     if spec[K.F_BODY] < 0:
         raise ValueError(f"frame {frame!r} is fixed to the world: no joint moves it")
@@ -141,11 +147,12 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
     Q0 = np.ascontiguousarray(np.broadcast_to(q0, (N, model.nq)))
     Q, E, info = np.empty((N, model.nq)), np.empty((N, 6)), np.empty((N, _ik.INFO))
     _solve(model, Q0, spec, T, w, limits, settings, Q, E, info, threads)
-    try:        # the seed's quaternions (NaN and inf in q0 were refused above)
-        _call.raise_status(model, info[:, _ik.I_STATUS].astype(np.int64) if n else int(info[0, _ik.I_STATUS]),
-                           dict(q=Q0 if n else Q0[0]))
-    except ValueError as e:
-        raise ValueError(f"q0: {e}") from None
+    if info[:, _ik.I_STATUS].any():      # the seed: NaN, inf or beyond 1e50, or a quaternion off unit norm
+        try:
+            _call.raise_status(model, info[:, _ik.I_STATUS].astype(np.int64) if n else int(info[0, _ik.I_STATUS]),
+                               dict(q0=Q0 if n else Q0[0], q=Q0 if n else Q0[0]))
+        except ValueError as e:
+            raise ValueError(str(e) if str(e).startswith("q0") else f"q0: {e}") from None
     if restarts:
         gen = np.random.default_rng(rng)
         for _ in range(int(restarts)):
@@ -163,7 +170,7 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
     outcome = [OUTCOMES[int(k)] for k in info[:, _ik.I_OUTCOME]]
     converged = info[:, _ik.I_OUTCOME] == _ik.CONVERGED
     iterations = info[:, _ik.I_ITERATIONS].astype(np.int64)
-    if not np.all(np.isfinite(Q)):      # cannot happen from finite inputs; never hand it out
+    if not np.isfinite(Q).all():      # cannot happen from finite inputs; never hand it out
         raise ValueError("inverse kinematics produced a non-finite configuration")
     if n:
         return IKResult(Q, converged, info[:, _ik.I_ERROR].copy(), iterations, E, outcome)

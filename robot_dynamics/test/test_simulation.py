@@ -86,6 +86,17 @@ def box_reference(times):
     return R, np.einsum("nij,jn->ni", R, sol.y[:3])
 
 
+def test_rk4_is_fourth_order_on_the_group():
+    """The box's attitude after 5 s against the exact motion: halving dt divides the error by 16
+    (measured 4.2e-7, 2.6e-8, 1.6e-9; stages without dexp^-1 would give ratios of 4)."""
+    model, q0, v0 = kj.box_model()
+    errors = []
+    for dt in (0.04, 0.02, 0.01):
+        traj = rd.simulate(model, q0, v0, dt, round(5 / dt))
+        errors.append(np.abs(lie.quaternion_to_matrix(traj.q[:, 3:7]) - box_reference(traj.times)[0]).max())
+    assert errors[0] < 1e-6 and all(14 < a / b < 18 for a, b in zip(errors, errors[1:])), errors
+
+
 def test_kajitas_box_rk4_keeps_its_angular_momentum_the_books_euler_does_not():
     """Section 6.1.2 with the book's numbers (0.1 x 0.4 x 0.9 m, 36 kg, w0 = (1, 1, 1), dt = 0.02 s,
     5 s). The book's explicit Euler (its code, in NumPy) drifts the angular momentum by ~5 %

@@ -248,6 +248,26 @@ def predicted_reduction(A, dq, weights, e, nv):
 
 
 @fast
+def first_bad_transform(T, tol):
+    """Index of the first T[n] that is not a rigid transform (NaN or inf, a rotation block off
+    orthonormal by more than tol or with determinant -1, last row not [0 0 0 1]), or -1."""
+    for n in range(T.shape[0]):
+        ok = T[n, 3, 0] == 0.0 and T[n, 3, 1] == 0.0 and T[n, 3, 2] == 0.0 and T[n, 3, 3] == 1.0
+        for r in range(3):
+            for c in range(4):
+                ok = ok and np.isfinite(T[n, r, c])
+            for c in range(3):
+                d = T[n, 0, r] * T[n, 0, c] + T[n, 1, r] * T[n, 1, c] + T[n, 2, r] * T[n, 2, c]
+                ok = ok and abs(d - (1.0 if r == c else 0.0)) <= tol
+        det = (T[n, 0, 0] * (T[n, 1, 1] * T[n, 2, 2] - T[n, 1, 2] * T[n, 2, 1])
+               - T[n, 0, 1] * (T[n, 1, 0] * T[n, 2, 2] - T[n, 1, 2] * T[n, 2, 0])
+               + T[n, 0, 2] * (T[n, 1, 0] * T[n, 2, 1] - T[n, 1, 1] * T[n, 2, 0]))
+        if not (ok and det > 0.0):
+            return n
+    return -1
+
+
+@fast
 def single_offsets(model):
     """Where the one-coordinate joints start in q and in v (after the floating and planar joints)."""
     oq = ov = 0
