@@ -40,10 +40,10 @@ class ScrewAxes(NamedTuple):
             raise ValueError(f"q must have shape {self.q_ref.shape} or (N, {len(self.q_ref)}), got shape {q.shape}")
         dq = q - self.q_ref     # one-coordinate joints only: v index k is q index k + (nq - nv)
         shift = len(self.q_ref) - self.S.shape[1]
-        T = np.broadcast_to(np.eye(4), q.shape[:-1] + (4, 4)).copy()
-        axes = self.S if form == "space" else self.B
         if form not in ("space", "body"):
             raise ValueError(f"form must be 'space' or 'body', got {form!r}")
+        T = np.broadcast_to(np.eye(4), q.shape[:-1] + (4, 4)).copy()
+        axes = self.S if form == "space" else self.B
         for k in self.chain:
             T = T @ exp6(axes[:, k] * dq[..., k + shift, None])
         return T @ self.M if form == "space" else self.M @ T

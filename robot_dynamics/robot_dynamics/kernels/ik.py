@@ -1,7 +1,7 @@
 """Inverse kinematics of one frame: Newton-Raphson on the SE(3) log error (Lynch and Park, Modern
 Robotics, section 6.2) with damped least squares (Wampler, IEEE SMC 1986; Nakamura and Hanafusa,
-J. Dyn. Sys. 1986), the damping adapted as in Levenberg-Marquardt (Sugihara, IEEE T-RO 2011), and
-joint limits held by projection with an active set.
+J. Dyn. Sys. 1986), the damping adapted as in Levenberg-Marquardt, and joint limits held as an
+active set.
 
 Residual e(q), target T_d, the frame at T(q):
 - pose: e = log6(T(q)^-1 T_d), the body twist that carries the frame onto the target in unit
@@ -9,13 +9,18 @@ Residual e(q), target T_d, the frame at T(q):
   the LOCAL Jacobian), so e(q (+) dq) = e - Jr(-e)^-1 J_b dq + O(dq^2) (Jr the right Jacobian of
   exp6: T^-1 T_d becomes exp(-J_b dq) T^-1 T_d): the exact Newton matrix is A = Jr(-e)^-1 J_b;
 - position: e = p_d - p(q), A = the linear rows of the LOCAL_WORLD_ALIGNED Jacobian.
-Rows with weight 0 are dropped, the others scaled by their weight. Each iteration solves
-(A A^T + lambda 1) y = e, dq = A^T y (m <= 6 rows: a Cholesky of m x m), steps to
-q (+) dq clamped to the limits, and keeps the step if the weighted error fell (lambda shrinks
-tenfold, down to the floor `damping`), else retries with lambda ten times larger; past LAMBDA_MAX
-nothing decreases the error (a local minimum, a joint limit, an unreachable target): STALLED.
-A coordinate at a limit whose steepest-descent direction points out of its range is left out of
-the step (its column zeroed), so the others can still move.
+Rows with weight 0 are dropped, the others scaled by their weight (W). Each iteration solves
+(A A^T + lambda 1) y = W e, dq = A^T y (a Cholesky of the 6 x 6 system), steps to q (+) dq, and keeps
+the step if the weighted error fell; lambda then shrinks by max(1/3, 1 - (2 rho - 1)^3), rho the
+actual over the predicted decrease (Madsen, Nielsen and Tingleff, Methods for non-linear least
+squares problems, 2004), down to the floor `damping`; a rejected step multiplies it by nu = 2, 4,
+8, ... Past LAMBDA_MAX no step decreases the error (a local minimum, a joint limit, an unreachable
+target): STALLED.
+Bounds: a step that would carry a coordinate past its bound moves it onto the bound and holds it
+there while the others are solved again (`bounded_step`, an active set), so the iterate never leaves
+the limits and the free coordinates still move. A revolute joint whose range spans a whole turn is
+not bounded while iterating: q and q +- 2 pi place the frames alike, so it is turned by whole turns
+into its range (`into_range`).
 """
 import numpy as np
 

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .jit import fast
-from .spatial import cross3, matvec3
+from .spatial import cross3
 
 #: below this angle the coefficients come from their series (the closed forms' cancellation,
 #: ~eps / t of the result, stays under 1e-15 above it; the series' truncation, 12 terms, ~1e-24)
@@ -237,13 +237,6 @@ def quaternion_multiply(p, q):
             p[3] * q[1] + q[3] * p[1] + p[2] * q[0] - p[0] * q[2],
             p[3] * q[2] + q[3] * p[2] + p[0] * q[1] - p[1] * q[0],
             p[3] * q[3] - p[0] * q[0] - p[1] * q[1] - p[2] * q[2])
-
-
-@fast
-def se3_times(R, p, x):
-    """(R, p) applied to a point x."""
-    y = matvec3(R, x)
-    return (y[0] + p[0], y[1] + p[1], y[2] + p[2])
 
 
 # --- array drivers for the public module (robot_dynamics.lie): one row per element ------------------------
