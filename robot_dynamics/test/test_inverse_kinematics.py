@@ -93,6 +93,24 @@ def test_unreachable_targets_report_non_convergence():
     assert not result.converged.any() and within_limits(panda, result.q) and np.all(result.error > 1.5)
 
 
+def test_the_solver_reads_only_what_it_wrote():
+    """The model's scratch filled with NaN beforehand changes nothing (a trial q once read past its
+    nq entries in the 6-wide scratch of the 2-link arm: garbage there rejected every step)."""
+    from robot_dynamics.inverse_kinematics import _scratch
+    for name, frame, target, seed in (("two_link", "tip", [2.5, 0.0, 0.0], [0.3, 0.3]),
+                                      ("two_link", "tip", [1.2, 0.0, 0.4], [0.3, 0.3]),
+                                      ("puma560", "tool0", None, None)):
+        model = load_urdf(TWO_LINK if name == "two_link" else URDFS[name])
+        if target is None:
+            q = rd.random_configuration(model, np.random.default_rng(19))
+            target, seed = rd.frame_placement(model, q, frame), q + 0.1
+        clean = rd.inverse_kinematics(model, frame, target, seed, restarts=0)
+        for array in _scratch(model):
+            array[...] = np.nan
+        dirty = rd.inverse_kinematics(model, frame, target, seed, restarts=0)
+        assert np.array_equal(clean.q, dirty.q) and clean.iterations == dirty.iterations
+
+
 def test_weights_leave_components_free():
     """Position only (a 3-vector target) and a tool free to turn about its own z (weight 0 on w_z)."""
     model = load_urdf(URDFS["panda"])

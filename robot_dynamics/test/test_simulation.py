@@ -177,6 +177,18 @@ def test_batches_callables_and_the_compiled_loop_agree():
     assert np.abs(fixed.q - called.q).max() < 1e-13
 
 
+def test_the_compiled_loop_reads_only_what_it_wrote():
+    """The model's simulation scratch filled with NaN beforehand changes nothing."""
+    from robot_dynamics.simulation import _scratch
+    for model in (load_urdf(PENDULUM.format(l=1.0, m=1.0, i=1e-3)), load_urdf(URDFS["biped"], floating_base=True)):
+        q0, v0 = rd.neutral(model), np.linspace(-1, 1, model.nv)
+        clean = rd.simulate(model, q0, v0, 1e-3, 20)
+        for array in _scratch(model)[:2]:
+            array[...] = np.nan
+        dirty = rd.simulate(model, q0, v0, 1e-3, 20)
+        assert np.array_equal(clean.q, dirty.q) and np.array_equal(clean.v, dirty.v)
+
+
 def test_a_contact_holds_a_swinging_box_at_its_corner():
     """A box hung by a point contact at a corner (constrained forward dynamics on the stepped path):
     the corner stays put to 1e-9 m and the energy to 1e-9 over 1 s of swinging, RK4 at 1 ms."""
@@ -221,6 +233,29 @@ def test_spring_damper_floor_is_kajitas_top_force():
         gravity = np.array([0, 0, -kj.top_inertia()[0] * kj.TOP["g"]])
         assert reference == "local_world_aligned" and np.allclose(wrench[:3], f - gravity, rtol=1e-12, atol=1e-9)
         assert np.all(wrench[3:] == 0)
+
+
+def test_spring_damper_floor_caps_friction_and_takes_batches():
+    """mu caps the horizontal force at mu f_z (Coulomb); a batch of states gets a batch of wrenches;
+    above the floor nothing acts."""
+    model, q0, _ = kj.top_model()
+    rng = np.random.default_rng(5)
+    Q = np.tile(q0, (30, 1))
+    Q[:, :3] = rng.uniform(-0.05, 0.05, (30, 3))
+    V = rng.normal(size=(30, 6))
+    plain = rd.spring_damper_floor(model, ["top"], 1e4, 1e3)(0.0, Q, V)["top"][0]
+    capped = rd.spring_damper_floor(model, "top", 1e4, 1e3, mu=0.3)(0.0, Q, V)["top"][0]
+    below = Q[:, 2] < 0
+    assert plain.shape == (30, 6) and np.all(plain[~below] == 0) and np.all(capped[~below] == 0)
+    assert np.array_equal(capped[:, 2], plain[:, 2])
+    horizontal = np.linalg.norm(capped[:, :2], axis=1)
+    assert np.all(horizontal <= 0.3 * np.maximum(capped[:, 2], 0) * (1 + 1e-12))
+    assert np.all(horizontal <= np.linalg.norm(plain[:, :2], axis=1) * (1 + 1e-12))
+    assert np.any(horizontal < 0.5 * np.linalg.norm(plain[:, :2], axis=1))     # the cap did bite
+    with pytest.raises(ValueError, match="stiffness must be a finite non-negative number"):
+        rd.spring_damper_floor(model, "top", stiffness=-1.0)
+    with pytest.raises(KeyError, match="unknown frame"):
+        rd.spring_damper_floor(model, "nowhere")
 
 
 def test_errors_name_the_step_or_the_input():

@@ -51,7 +51,8 @@ L_LOWER, L_UPPER, L_WRAP = 0, 1, 2
 
 @allocating
 def scratch(model, nq, nv):
-    return np.empty((ROWS, max(nq, nv, 6))), np.empty((max(model.shape[0] - 1, 1), WIDTH)), np.empty((4, 4))
+    """The solver's vectors and matrices (rows R_*, V_*), the Jacobian kernel's workspace, H."""
+    return np.zeros((ROWS, max(nq, nv, 6))), np.zeros((max(model.shape[0] - 1, 1), WIDTH)), np.zeros((4, 4))
 
 
 @fast
@@ -195,9 +196,10 @@ def solve(model, q0, spec, target, weights, limits, settings, q, e, S, W, H):
     nq, nv = q.shape[0], int(model[-1, NV])
     if not (usable(q0) and usable(target[0]) and usable(target[1]) and usable(target[2])):
         return NONFINITE, ITERATIONS, 0, np.inf
-    J, A, JT, G = S[R_J:R_J + 6], S[R_A:R_A + 6], S[R_JT:R_JT + 6], S[R_G:R_G + 6]
-    et, y, dq, qt = S[R_VEC + V_ET], S[R_VEC + V_Y], S[R_VEC + V_DQ], S[R_VEC + V_QT]
-    free, fix = S[R_VEC + V_FREE], S[R_VEC + V_FIX]
+    # views of exactly their lengths: the scratch is max(nq, nv, 6) wide, and `usable` reads a whole q
+    J, A, JT, G = S[R_J:R_J + 6, :nv], S[R_A:R_A + 6, :nv], S[R_JT:R_JT + 6, :nv], S[R_G:R_G + 6, :6]
+    et, y, dq, qt = S[R_VEC + V_ET, :6], S[R_VEC + V_Y, :6], S[R_VEC + V_DQ, :nv], S[R_VEC + V_QT, :nq]
+    free, fix = S[R_VEC + V_FREE, :nv], S[R_VEC + V_FIX, :nv]
     position = settings[S_POSITION] != 0.0
     tol, maxit, floor = settings[S_TOL], int(settings[S_MAXIT]), settings[S_DAMPING]
     oq, ov = single_offsets(model)
