@@ -55,6 +55,7 @@ bench: $(BUILT)
 	$(OVERLAY) python bench/bench_derivatives.py
 	$(OVERLAY) python bench/bench_constrained.py
 	$(OVERLAY) python bench/bench_trajectory.py
+	$(OVERLAY) python bench/bench_kinematics.py
 	$(OVERLAY) python bench/bench_node.py
 	$(if $(SOAK),$(OVERLAY) python bench/bench_node.py --soak $(SOAK))
 

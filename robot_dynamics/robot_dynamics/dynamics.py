@@ -19,22 +19,29 @@ Each function lives in the module of its subject and is re-exported here:
     assembly        assemble (loop closure at the position level)
     trajectory      time_scaling, sample_trajectory, Trajectory, time_parameterize, TimedPath,
                     path_through_waypoints, check_trajectory (time_scaling, time_optimal)
+    screw           screw_axes (ScrewAxes: M, S, B; the product of exponentials)
+    inverse_kinematics  inverse_kinematics (IKResult), manipulability (Manipulability)
+    simulation      simulate (Simulation), spring_damper_floor
     calling         what they share: input checks, batches and threads, SingularMassMatrixError
+The Lie-group operations (exp, log, Ad, ad, their duals, quaternions) are `robot_dynamics.lie`.
 """
+from .assembly import assemble  # noqa: F401
 from .calling import PARALLEL_MIN_BATCH, SingularMassMatrixError, Workspace, default_threads, workspace  # noqa: F401
 from .configuration import (difference, integrate, neutral, random_configuration,  # noqa: F401
                             root_coordinates, root_twist, root_twist_coordinates)
-from .assembly import assemble  # noqa: F401
 from .constrained import ConstraintError, constrained_forward_dynamics, constraint_jacobian  # noqa: F401
 from .constrained_hybrid import constrained_hybrid_dynamics  # noqa: F401
 from .constrained_inverse import constrained_inverse_dynamics, contact_inverse_dynamics  # noqa: F401
 from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives  # noqa: F401
 from .identification import PayloadEstimate, identify_payload, identify_payload_from_momentum  # noqa: F401
+from .inverse_kinematics import IKResult, Manipulability, inverse_kinematics, manipulability  # noqa: F401
 from .observer import MomentumObserver, estimate_wrench, external_torques, generalized_momentum  # noqa: F401
 from .regressor import (PARAMETERS, BaseParameters, base_parameters, inertial_parameter_names,  # noqa: F401
                         inertial_parameters, joint_torque_regressor)
 from .rigid_body import (KERNELS, bias_forces, coriolis_matrix, forward_dynamics, frame_jacobian,  # noqa: F401
                          frame_placement, gravity_torques, hybrid_dynamics, inverse_dynamics, mass_matrix,
                          wrench_to_joint_torques)
+from .screw import ScrewAxes, screw_axes  # noqa: F401
+from .simulation import Simulation, simulate, spring_damper_floor  # noqa: F401
 from .trajectory import (TimedPath, TimeScaling, Trajectory, TrajectoryCheck, check_trajectory,  # noqa: F401
                          minimum_duration, path_through_waypoints, sample_trajectory, time_parameterize, time_scaling)

@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 from . import dynamics as rd
+from . import lie
 from .resources import bundled_urdf, urdf_dir
 from .urdf import load_urdf
 
@@ -42,7 +43,12 @@ def calls(model):
         yield "constrained_forward_dynamics", lambda: rd.constrained_forward_dynamics(
             model, Q, V, A, [(frame, "point")], threads=t)
         yield "contact_inverse_dynamics", lambda: rd.contact_inverse_dynamics(model, Q, 0, 0, [(frame, "6d")], threads=t)
+        yield "inverse_kinematics", lambda: rd.inverse_kinematics(model, frame, rd.frame_placement(model, Q, frame), Q,
+                                                                  restarts=0, threads=t)
+        yield "simulate", lambda: rd.simulate(model, Q, V, 1e-3, 2, threads=t)
     yield "momentum observer", lambda: observe(model, q, v, frame)
+    yield "simulate (callable)", lambda: rd.simulate(model, q, v, 1e-3, 1, tau=lambda t, q, v: 0 * v)
+    yield "lie", lambda: lie_calls(v[:3] if len(v) >= 3 else np.ones(3))
     yield from trajectory_calls(model)
 
 
@@ -88,6 +94,13 @@ def five_bar_urdf(beside):
     """five_bar.urdf beside the given URDF (an install passes its own copy), else the bundled one."""
     path = os.path.join(os.path.dirname(beside), "five_bar.urdf")
     return path if os.path.exists(path) else os.path.join(urdf_dir(), "five_bar.urdf")
+
+
+def lie_calls(w):
+    """The compiled group operations behind robot_dynamics.lie."""
+    xi = np.concatenate((w, w))
+    T = lie.exp6(xi)
+    lie.log6(T), lie.Jexp6(xi), lie.Jlog6(T), lie.Jexp3(w), lie.Jlog3(lie.exp3(w)), lie.quaternion_exp(w)
 
 
 def observe(model, q, v, frame):

@@ -21,11 +21,14 @@
     assembly    loop closure at the position level (Newton steps on the loop-closure error)
     reachability  TOPP-RA's passes (controllable sets, greedy profile) over the path's constraints
     interpolation joint_trajectory_controller's spline segments (linear, cubic, quintic), sampled
+    ik          inverse kinematics: Newton-Raphson on the SE(3) log error, damped least squares
+    simulate    forward dynamics integrated on the joints' Lie groups (Runge-Kutta-Munthe-Kaas, Euler)
+    configuration  q (+) dt v on the joints' groups and the rate of a displacement's exponential coordinates
 
-beside what they share: spatial (tuple algebra), trig (sine and cosine), columns (the workspace
-tables, laid out by ..layout.layout), common (status codes, the model's columns, input checks,
-scratch memory, batch chunks), jit (the numba decorators) and cache (the guard that keeps numba's
-cache from going stale).
+beside what they share: spatial (tuple algebra), lie (exp, log and their Jacobians on SO(3), SE(3),
+SE(2)), trig (sine and cosine), columns (the workspace tables, laid out by ..layout.layout), common
+(status codes, the model's columns, input checks, scratch memory, batch chunks), jit (the numba
+decorators) and cache (the guard that keeps numba's cache from going stale).
 
 Each algorithm is one per-state function over a workspace W (a row of scratch per body, its
 columns named in the algorithm's module) that is also the single-state entry point; `<name>_rows`
@@ -38,13 +41,15 @@ Kernels take and return the user's coordinates: a joint reads its q and v throug
 source/scale columns (mimic joints follow their leader) and adds its torque, times its scale, to
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
-from . import (aba, aba_derivatives, assembly, cache, columns, common, constrained, constrained_hybrid,
-               constrained_inverse, constraints, coriolis, crba, hybrid, interpolation, jacobian, jit, kinematics,
-               ltdl, momentum, observer, psd, reachability, regressor, rnea, rnea_derivatives, spatial, trig)
+from . import (aba, aba_derivatives, assembly, cache, columns, common, configuration, constrained, constrained_hybrid,
+               constrained_inverse, constraints, coriolis, crba, hybrid, ik, interpolation, jacobian, jit, kinematics,
+               lie, ltdl, momentum, observer, psd, reachability, regressor, rnea, rnea_derivatives, simulate, spatial,
+               trig)
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
 
-MODULES = (aba, aba_derivatives, assembly, columns, common, constrained, constrained_hybrid, constrained_inverse,
-           constraints, coriolis, crba, hybrid, interpolation, jacobian, jit, kinematics, ltdl, momentum, observer,
-           psd, reachability, regressor, rnea, rnea_derivatives, spatial, trig)
+MODULES = (aba, aba_derivatives, assembly, columns, common, configuration, constrained, constrained_hybrid,
+           constrained_inverse, constraints, coriolis, crba, hybrid, ik, interpolation, jacobian, jit, kinematics,
+           lie, ltdl, momentum, observer, psd, reachability, regressor, rnea, rnea_derivatives, simulate, spatial,
+           trig)
 cache.guard(MODULES)
