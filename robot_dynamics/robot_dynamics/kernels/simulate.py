@@ -16,7 +16,7 @@ import numpy as np
 
 from .common import OK, chunk
 from .configuration import integrate, tangent_rate
-from .hybrid import WIDTH, hybrid
+from .aba import WIDTH, aba
 from .jit import allocating, fast, parallel, prange
 
 EULER, SEMI_IMPLICIT, RK4 = 0, 1, 2
@@ -27,16 +27,16 @@ ROWS = 12
 
 @allocating
 def scratch(model, nq, nv):
-    """The loop's vectors and the hybrid kernel's workspace for one state."""
+    """The loop's vectors and the ABA kernel's workspace for one state."""
     nb = model.shape[0] - 1
     return np.zeros((ROWS, max(nq, nv, 1))), np.empty((max(nb + nv, 1), max(WIDTH, 2 * nv + 4))), np.zeros(nv, np.bool_)
 
 
 @fast
 def acceleration(model, q, v, tau, ext, qdd, known, W):
-    """qdd = forward dynamics at (q, v) under tau and the external wrenches (the hybrid kernel,
+    """qdd = forward dynamics at (q, v) under tau and the external wrenches (the ABA kernel,
     nothing known)."""
-    return hybrid(model, q, v, known, qdd, tau, ext, W)
+    return aba(model, q, v, known, qdd, tau, ext, W)
 
 
 @fast
