@@ -15,6 +15,8 @@
     aba_derivatives   d qdd / dq, d qdd / dv and M^-1
     psd         least-norm solutions of positive semi-definite systems (pivoted Cholesky)
     constrained contacts and loop closures: constrained forward dynamics, contact inverse dynamics
+    centroidal  centre of mass, its Jacobian, centroidal momentum and its matrix, kinetic and potential energy
+    frame_motion  a frame's velocity, spatial and classical acceleration
 
 beside what they share: spatial (tuple algebra), trig (sine and cosine), columns (the workspace
 tables), common (status codes, the model's columns, input checks, scratch memory, batch chunks),
@@ -31,11 +33,11 @@ Kernels take and return the user's coordinates: a joint reads its q and v throug
 source/scale columns (mimic joints follow their leader) and adds its torque, times its scale, to
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
-from . import (aba, aba_derivatives, cache, columns, common, constrained, coriolis, crba, hybrid, jacobian, jit,
-               kinematics, ltdl, momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
+from . import (aba, aba_derivatives, cache, centroidal, columns, common, constrained, coriolis, crba, frame_motion, hybrid,
+               jacobian, jit, kinematics, ltdl, momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
 
-MODULES = (aba, aba_derivatives, columns, common, constrained, coriolis, crba, hybrid, jacobian, jit, kinematics, ltdl,
-           momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
+MODULES = (aba, aba_derivatives, centroidal, columns, common, constrained, coriolis, crba, frame_motion, hybrid, jacobian,
+           jit, kinematics, ltdl, momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
 cache.guard(MODULES)
