@@ -18,24 +18,27 @@ model's). Functions that need the centre of mass raise ValueError for a model wi
 """
 import numpy as np
 
-from .calling import F64, Direct, batch_size, fresh, module_scratch, raise_status, run, vector, workspace
+from .calling import F64, Direct, batch_size, drive, fresh, raise_status, vector, workspace
 from .kernels import centroidal as _centroidal
 
 _COM, _JCOM = Direct(_centroidal.center_of_mass), Direct(_centroidal.com_jacobian)
 _AG, _STATE, _PE = Direct(_centroidal.centroidal_matrix), Direct(_centroidal.centroidal), Direct(_centroidal.potential_energy)
 _H, _T = slice(_centroidal.OUT_H, _centroidal.OUT_H + 6), _centroidal.OUT_T
 _MASSLESS = _centroidal.MASSLESS
-_ND, _UNIT = np.ndarray, (8,)
+_UNIT, _OUT_LEN, _empty = (8,), _centroidal.OUT_LEN, np.empty
 
 
 class _Scratch:
-    """This module's single-state buffers for one model: the kernels' workspace and the output shapes.
-    Kept as the attribute `centroidal` of the model's calling.Workspace: the fast paths read it with
-    one attribute lookup and check their inputs written out (a dict lookup, a tuple built and a
-    function call cost ~0.15 us of a ~0.8 us call; the kernels check the length)."""
+    """This module's single-state buffers for one model: the kernels' workspace, the model's packed
+    array (updated in place when the model changes) and the output shapes. Kept as the attribute
+    `centroidal` of the model's calling.Workspace, which the fast paths read in a try block: one
+    attribute lookup, the input checks written out (an object without dtype is no array: the general
+    path), the lengths left to the kernels. A dict lookup, tuples built, function calls and isinstance
+    checks cost ~0.25 us of a ~0.8 us call."""
 
     def __init__(self, model):
-        self.W = module_scratch(model, _centroidal)
+        self.W = _centroidal.placements_workspace(model.packed)
+        self.packed = model.packed
         self.jacobian, self.matrix = (3, model.nv), (6, model.nv)
 
 
@@ -49,6 +52,11 @@ def _buffers(model):
 
 def _scratch(model):
     return _buffers(model).W
+
+
+def _run(name, model, n, threads, *args):
+    """Kernel `name` over a batch (calling.drive) with this module's single-state workspace on one thread."""
+    return drive(_centroidal, name, model, n, threads, lambda: _scratch(model), *args)
 
 
 def _check(model, status, inputs, massless_ok=False):
@@ -71,18 +79,18 @@ def _output(out, shape, name="out"):
 
 def center_of_mass(model, q, threads=None):
     """The centre of mass of the robot's bodies in the world, (3,) or (N, 3)."""
-    if type(q) is _ND and q.dtype is F64 and q.strides == _UNIT:
-        try:
-            b = model.workspace.centroidal
-        except AttributeError:      # no workspace (None), or not this module's yet
-            b = _buffers(model)
-        c = np.empty(3)
-        if not _COM.run(model.packed, q, c, b.W):
-            return c
+    try:        # the fast path (see _Scratch); AttributeError: no workspace yet, or q is no array
+        b = model.workspace.centroidal
+        if q.dtype is F64 and q.strides == _UNIT:
+            c = _empty(3)
+            if not _COM.run(b.packed, q, c, b.W):
+                return c
+    except AttributeError:
+        pass
     q = vector(q, model.nq, "q")
     n = batch_size(q)
     c = np.empty(q.shape[:-1] + (3,))
-    status = run(_centroidal, "center_of_mass", model, n, threads, q, c) if n \
+    status = _run("center_of_mass", model, n, threads, q, c) if n \
         else _centroidal.center_of_mass(model.packed, q, c, _scratch(model))
     _check(model, status, dict(q=q))
     return c
@@ -92,18 +100,18 @@ def center_of_mass_jacobian(model, q, threads=None, out=None):
     """J_com (3 x nv, or N x 3 x nv), cdot = J_com v: the bodies' mass-weighted linear Jacobians at
     their centres of mass over the total mass (Pinocchio's jacobianCenterOfMass). out: an array to
     fill and return instead of a fresh one."""
-    if out is None and type(q) is _ND and q.dtype is F64 and q.strides == _UNIT:
-        try:
-            b = model.workspace.centroidal
-        except AttributeError:
-            b = _buffers(model)
-        J = np.empty(b.jacobian)
-        if not _JCOM.run(model.packed, q, J, b.W):
-            return J
+    try:
+        b = model.workspace.centroidal
+        if out is None and q.dtype is F64 and q.strides == _UNIT:
+            J = _empty(b.jacobian)
+            if not _JCOM.run(b.packed, q, J, b.W):
+                return J
+    except AttributeError:
+        pass
     q = vector(q, model.nq, "q")
     n = batch_size(q)
     J = _output(out, q.shape[:-1] + (3, model.nv))
-    status = run(_centroidal, "com_jacobian", model, n, threads, q, J) if n \
+    status = _run("com_jacobian", model, n, threads, q, J) if n \
         else _centroidal.com_jacobian(model.packed, q, J, _scratch(model))
     _check(model, status, dict(q=q))
     return J
@@ -114,18 +122,18 @@ def centroidal_momentum_matrix(model, q, threads=None, out=None):
     (IROS 2008; Pinocchio's ccrba), rows [linear; angular] about the centre of mass in world axes.
     Column k is the momentum of the bodies that coordinate k moves, at unit speed. out: as
     center_of_mass_jacobian."""
-    if out is None and type(q) is _ND and q.dtype is F64 and q.strides == _UNIT:
-        try:
-            b = model.workspace.centroidal
-        except AttributeError:
-            b = _buffers(model)
-        A = np.empty(b.matrix)
-        if not _AG.run(model.packed, q, A, b.W):
-            return A
+    try:
+        b = model.workspace.centroidal
+        if out is None and q.dtype is F64 and q.strides == _UNIT:
+            A = _empty(b.matrix)
+            if not _AG.run(b.packed, q, A, b.W):
+                return A
+    except AttributeError:
+        pass
     q = vector(q, model.nq, "q")
     n = batch_size(q)
     A = _output(out, q.shape[:-1] + (6, model.nv))
-    status = run(_centroidal, "centroidal_matrix", model, n, threads, q, A) if n \
+    status = _run("centroidal_matrix", model, n, threads, q, A) if n \
         else _centroidal.centroidal_matrix(model.packed, q, A, _scratch(model))
     _check(model, status, dict(q=q))
     return A
@@ -133,20 +141,19 @@ def centroidal_momentum_matrix(model, q, threads=None, out=None):
 
 def _state(model, q, v, threads, massless_ok=False):
     """The centroidal kernel's output rows (13,) or (N, 13): c, cdot, h_G, kinetic energy."""
-    if type(q) is _ND and q.dtype is F64 and q.strides == _UNIT and type(v) is _ND and v.dtype is F64 \
-            and v.strides == _UNIT:
-        try:
-            b = model.workspace.centroidal
-        except AttributeError:
-            b = _buffers(model)
-        out = np.empty(_centroidal.OUT_LEN)
-        if not _STATE.run(model.packed, q, v, out, b.W):
-            return out
+    try:
+        b = model.workspace.centroidal
+        if q.dtype is F64 and q.strides == _UNIT and v.dtype is F64 and v.strides == _UNIT:
+            out = _empty(_OUT_LEN)
+            if not _STATE.run(b.packed, q, v, out, b.W):
+                return out
+    except AttributeError:
+        pass
     q = vector(q, model.nq, "q")
     n = batch_size(q)
     v = vector(v, model.nv, "v", n)
     out = np.empty(q.shape[:-1] + (_centroidal.OUT_LEN,))
-    status = run(_centroidal, "centroidal", model, n, threads, q, v, out) if n \
+    status = _run("centroidal", model, n, threads, q, v, out) if n \
         else _centroidal.centroidal(model.packed, q, v, out, _scratch(model))
     _check(model, status, dict(q=q, v=v), massless_ok)
     return out
@@ -177,18 +184,18 @@ def kinetic_energy(model, q, v, threads=None):
 def potential_energy(model, q, threads=None):
     """-sum_i m_i g . c_i with g the model's gravity (Pinocchio's computePotentialEnergy: m g z for
     gravity -g e_z, zero at z = 0): a float, or (N,)."""
-    if type(q) is _ND and q.dtype is F64 and q.strides == _UNIT:
-        try:
-            b = model.workspace.centroidal
-        except AttributeError:
-            b = _buffers(model)
-        e = np.empty(1)
-        if not _PE.run(model.packed, q, e, b.W):
-            return float(e[0])
+    try:
+        b = model.workspace.centroidal
+        if q.dtype is F64 and q.strides == _UNIT:
+            e = _empty(1)
+            if not _PE.run(b.packed, q, e, b.W):
+                return float(e[0])
+    except AttributeError:
+        pass
     q = vector(q, model.nq, "q")
     n = batch_size(q)
     e = np.empty(q.shape[:-1] + (1,))
-    status = run(_centroidal, "potential_energy", model, n, threads, q, e) if n \
+    status = _run("potential_energy", model, n, threads, q, e) if n \
         else _centroidal.potential_energy(model.packed, q, e, _scratch(model))
     raise_status(model, status, dict(q=q))
     return float(e[0]) if e.ndim == 1 else e[:, 0].copy()

@@ -40,6 +40,13 @@ def calls(model):
         yield "constrained_forward_dynamics", lambda: rd.constrained_forward_dynamics(
             model, Q, V, A, [(frame, "point")], threads=t)
         yield "contact_inverse_dynamics", lambda: rd.contact_inverse_dynamics(model, Q, 0, 0, [(frame, "6d")], threads=t)
+        yield "center_of_mass", lambda: rd.center_of_mass(model, Q, threads=t)
+        yield "center_of_mass_jacobian", lambda: rd.center_of_mass_jacobian(model, Q, threads=t)
+        yield "centroidal_momentum_matrix", lambda: rd.centroidal_momentum_matrix(model, Q, threads=t)
+        yield "centroidal_state", lambda: rd.centroidal_state(model, Q, V, threads=t)
+        yield "potential_energy", lambda: rd.potential_energy(model, Q, threads=t)
+        yield "frame_velocity", lambda: rd.frame_velocity(model, Q, V, frame, threads=t)
+        yield "frame_acceleration", lambda: rd.frame_acceleration(model, Q, V, A, frame, threads=t)
     yield "momentum observer", lambda: observe(model, q, v, frame)
 
 

@@ -138,6 +138,35 @@ def test_far_from_the_origin():
         assert abs(rd.potential_energy(m, far) - rd.potential_energy(m, q) - m.total_mass * 9.81 * 300.0) < 1e-8
 
 
+def test_a_deep_copy_computes_with_its_own_model():
+    """The fast paths keep the model's packed array beside their scratch: a copy's is the copy's."""
+    import copy
+    m = Pair("ur5").model
+    q = np.full(m.nq, 0.3)
+    before = rd.potential_energy(m, q)
+    twin = copy.deepcopy(m)
+    twin.gravity = [0.0, 0.0, -2 * 9.81]
+    assert rd.potential_energy(twin, q) == pytest.approx(2 * before, rel=1e-12)
+    assert rd.potential_energy(m, q) == before
+    twin.armature = 1.0
+    v = np.ones(m.nv)
+    assert rd.kinetic_energy(twin, q, v) == pytest.approx(rd.kinetic_energy(m, q, v) + 0.5 * m.nv, rel=1e-12)
+
+
+def test_large_joint_angles():
+    """A continuous joint turned 1e3 to 1e9 rad: the vectorized sines and cosines (kernels/placements.py)
+    hand over to libm beyond 2**19 pi/2 as trig.sin_cos does, and agree with Pinocchio (given libm's)."""
+    P = Pair("mimic")
+    m, k = P.model, P.model.joint_offset[1] + P.model.joint_index["spin_joint"]
+    q, v, _ = P.random_state(np.random.default_rng(10))
+    for angle in (1e3, 823549.0, 823551.0, 3e6, -1e9):
+        q[k] = angle
+        pq = P.pin_q(q)
+        assert rel_err(rd.center_of_mass(m, q), pin.centerOfMass(P.pin, P.data, pq)) < TOL
+        assert rel_err(rd.centroidal_momentum_matrix(m, q), pin.ccrba(P.pin, P.data, pq, P.pin_v(v)) @ P.G) < TOL
+        assert rel_err(rd.center_of_mass_jacobian(m, q), pin.jacobianCenterOfMass(P.pin, P.data, pq) @ P.G) < TOL
+
+
 def test_batches_equal_single_states(pair):
     m = pair.model
     S = states(pair, 150, seed=4)     # above the threshold where threads start

@@ -15,6 +15,7 @@
     aba_derivatives   d qdd / dq, d qdd / dv and M^-1
     psd         least-norm solutions of positive semi-definite systems (pivoted Cholesky)
     constrained contacts and loop closures: constrained forward dynamics, contact inverse dynamics
+    placements  placements and inertias about the reference point, leaner than kinematics (vectorized trigonometry)
     centroidal  centre of mass, its Jacobian, centroidal momentum and its matrix, kinetic and potential energy
     frame_motion  a frame's velocity, spatial and classical acceleration
 
@@ -34,10 +35,11 @@ source/scale columns (mimic joints follow their leader) and adds its torque, tim
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
 from . import (aba, aba_derivatives, cache, centroidal, columns, common, constrained, coriolis, crba, frame_motion, hybrid,
-               jacobian, jit, kinematics, ltdl, momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
+               jacobian, jit, kinematics, ltdl, momentum, observer, placements, psd, regressor, rnea, rnea_derivatives,
+               spatial, trig)
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
 
 MODULES = (aba, aba_derivatives, centroidal, columns, common, constrained, coriolis, crba, frame_motion, hybrid, jacobian,
-           jit, kinematics, ltdl, momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
+           jit, kinematics, ltdl, momentum, observer, placements, psd, regressor, rnea, rnea_derivatives, spatial, trig)
 cache.guard(MODULES)

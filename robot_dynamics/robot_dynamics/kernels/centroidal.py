@@ -1,7 +1,7 @@
-"""The centre of mass, its Jacobian, the centroidal momentum, its matrix and the kinetic energy
-(Kajita et al., Introduction to Humanoid Robotics, ch. 3: momentum, angular momentum and the
-centre of mass; Orin and Goswami, Centroidal momentum matrix of a humanoid robot, IROS 2008), in
-world axes about the reference point o, from the bodies' inertias there (`kinematics`).
+"""The centre of mass, its Jacobian, the centroidal momentum, its matrix and the energies (Kajita et
+al., Introduction to Humanoid Robotics, ch. 3: momentum, angular momentum and the centre of mass;
+Orin and Goswami, Centroidal momentum matrix of a humanoid robot, IROS 2008), in world axes about
+the reference point o, from the bodies' placements and inertias there (kernels/placements.py).
 
 With I_i = (m_i, m_i (c_i - o), Ibar_i) body i's inertia about o and v_i its spatial velocity
 (world axes, about o), m = sum m_i and c = o + sum m_i (c_i - o) / m. The momentum of the whole
@@ -14,67 +14,22 @@ Featherstone, RBDA ch. 6, as in CRBA), so
                    parameters of Ic_j suffice: the subtree's mass and first moment)
 Mimic joints add their scale times their column to their leader's. T = 1/2 sum v_i . I_i v_i
 + 1/2 sum armature (scale v)^2 = 1/2 v^T M v, and the potential energy -sum m_i g . c_i =
--g . (m o + sum m_i (c_i - o)). The world-fixed root link is no body: its mass is
-not counted (as in Pinocchio, where it belongs to the universe).
+-g . (m o + sum m_i (c_i - o)). The world-fixed root link is no body: its mass is not counted (as
+in Pinocchio, where it belongs to the universe). Bodies come depth-first, so a backward pass over
+them meets each body after its whole subtree: composites and columns in one pass.
 """
 import numpy as np
 
-from ..layout import (ARMATURE, FREE, GRAVITY, INERTIA, JTYPE, NQ, NV, ORIGIN_BODY, POS, PRISMATIC, QSRC,
-                      QUATERNION_TOL, REVOLUTE, ROT, VSCALE)
-from .columns import KINEMATICS_END, W_I, W_JOINT, W_ORIGIN, W_P, W_R, W_S, layout
-from .common import (BAD_QUATERNION, NONFINITE, OK, OVERFLOW, chunk, fail, finite, ndofs, parent, usable, user_v,
-                     workspace)
+from ..layout import ARMATURE, FREE, GRAVITY, JTYPE, MIMIC, NQ, NV, PRISMATIC, REVOLUTE, VSCALE
+from .common import NONFINITE, OK, OVERFLOW, chunk, finite, ndofs, parent, usable, user_v
 from .jit import fast, parallel, prange
-from .kinematics import body_velocity, joint_angle, kinematics, origin, reference_point
-from .spatial import (IDENTITY3, ZERO6, column, cross3, dot6, get6, get9, inertia_times, matmul3, matvec3,
-                      quaternion_matrix, rotate_z, set6, set9)
+from .placements import W_I, W_M, W_P, W_R, W_V, WIDTH, motion_subspace, origin, placements, placements_workspace  # noqa: F401
+from .spatial import ZERO6, axpy, column, cross3, dot6, get6, get9, inertia_times, plus, set6
 
 #: a status of these kernels: the bodies have no mass, so there is no centre of mass
 MASSLESS = 5
-#: per body: its spatial velocity (world axes, about o)
-W_V, WIDTH = layout((("V", 6),), KINEMATICS_END)
 #: what `centroidal` writes: centre of mass, its velocity, h_G [linear; angular], kinetic energy
 OUT_COM, OUT_VCOM, OUT_H, OUT_T, OUT_LEN = 0, 3, 6, 12, 13
-
-
-@fast
-def mass_placements(model, q, W):
-    """What the centre of mass needs of `kinematics` (the same placements, written out here without
-    the motion subspaces and rotational inertias, ~40 % of its work): each body's joint-frame
-    placement (R, p - o) in W_R and W_P, o in W_ORIGIN, and its mass and first moment about o,
-    m_i (c_i - o) = m_i (p - o) + R (m c)_i, in W_I[0:4]. BAD_QUATERNION as `kinematics`."""
-    nb = model.shape[0] - 1
-    o = reference_point(model, q, int(model[-1, ORIGIN_BODY]), False)
-    for i in range(nb):
-        joint_angle(model, q, W, i)
-    for i in range(nb):
-        par, jt, iq = parent(model, i), model[i, JTYPE], int(model[i, QSRC])
-        Rp = get9(W, par, W_R) if par >= 0 else IDENTITY3
-        pp = (W[par, W_P], W[par, W_P + 1], W[par, W_P + 2]) if par >= 0 else (-o[0], -o[1], -o[2])
-        A = matmul3(Rp, get9(model, i, ROT))
-        t = matvec3(Rp, (model[i, POS], model[i, POS + 1], model[i, POS + 2]))
-        p = (pp[0] + t[0], pp[1] + t[1], pp[2] + t[2])
-        if jt == REVOLUTE:
-            R = rotate_z(A, W[i, W_JOINT + 1], W[i, W_JOINT + 2])
-        elif jt == PRISMATIC:
-            th = W[i, W_JOINT]
-            R, p = A, (p[0] + th * A[2], p[1] + th * A[5], p[2] + th * A[8])
-        elif jt == FREE:
-            x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-            if abs(x * x + y * y + z * z + w * w - 1.0) > QUATERNION_TOL:
-                return fail(BAD_QUATERNION, i)
-            R, t = matmul3(A, quaternion_matrix(x, y, z, w)), matvec3(A, (q[iq], q[iq + 1], q[iq + 2]))
-            p = (p[0] + t[0], p[1] + t[1], p[2] + t[2])
-        else:                       # planar: along the joint frame's x and y, about its z
-            R, x, y = rotate_z(A, W[i, W_JOINT + 1], W[i, W_JOINT + 2]), q[iq], q[iq + 1]
-            p = (p[0] + x * A[0] + y * A[1], p[1] + x * A[3] + y * A[4], p[2] + x * A[6] + y * A[7])
-        set9(W, i, W_R, R)
-        W[i, W_P], W[i, W_P + 1], W[i, W_P + 2] = p
-        m = model[i, INERTIA]
-        mc = matvec3(R, (model[i, INERTIA + 1], model[i, INERTIA + 2], model[i, INERTIA + 3]))
-        W[i, W_I], W[i, W_I + 1], W[i, W_I + 2], W[i, W_I + 3] = m, mc[0] + m * p[0], mc[1] + m * p[1], mc[2] + m * p[2]
-    W[0, W_ORIGIN], W[0, W_ORIGIN + 1], W[0, W_ORIGIN + 2] = o
-    return OK
 
 
 @fast
@@ -85,15 +40,9 @@ def sized(model, x, n):
 
 
 @fast
-def mass_and_moment(model, W):
-    """(m, m (c - o)): total mass and first moment about o of the bodies, after `kinematics`."""
-    m, hx, hy, hz = 0.0, 0.0, 0.0, 0.0
-    for i in range(model.shape[0] - 1):
-        m += W[i, W_I]
-        hx += W[i, W_I + 1]
-        hy += W[i, W_I + 2]
-        hz += W[i, W_I + 3]
-    return m, (hx, hy, hz)
+def mass_and_moment(W):
+    """(m, m (c - o)): the bodies' total mass and first moment about o (`placements` summed them)."""
+    return W[0, W_M], (W[0, W_M + 1], W[0, W_M + 2], W[0, W_M + 3])
 
 
 @fast
@@ -108,10 +57,10 @@ def center_of_mass(model, q, c, W):
     """The centre of mass c (3) of one state."""
     if not (sized(model, q, NQ) and usable(q)):
         return NONFINITE
-    status = mass_placements(model, q, W)
+    status = placements(model, q, W, False)
     if status != OK:
         return status
-    m, moment = mass_and_moment(model, W)
+    m, moment = mass_and_moment(W)
     if not m > 0.0:
         return MASSLESS
     write_com(W, m, moment, c)
@@ -123,10 +72,10 @@ def potential_energy(model, q, e, W):
     """e[0] = -sum m_i g . c_i, the potential energy of one state (g the model's gravity)."""
     if not (sized(model, q, NQ) and usable(q)):
         return NONFINITE
-    status = mass_placements(model, q, W)
+    status = placements(model, q, W, False)
     if status != OK:
         return status
-    m, moment = mass_and_moment(model, W)
+    m, moment = mass_and_moment(W)
     o, g = origin(W), model.shape[0] - 1
     e[0] = -(model[g, GRAVITY] * (moment[0] + m * o[0]) + model[g, GRAVITY + 1] * (moment[1] + m * o[1])
              + model[g, GRAVITY + 2] * (moment[2] + m * o[2]))
@@ -140,10 +89,10 @@ def com_jacobian(model, q, J, W):
     placement: u x m_j (c_j - p) / m about an axis u through p, m_j u / m along it."""
     if not (sized(model, q, NQ) and usable(q)):
         return NONFINITE
-    status = mass_placements(model, q, W)
+    status = placements(model, q, W, False)
     if status != OK:
         return status
-    m, moment = mass_and_moment(model, W)
+    m, _ = mass_and_moment(W)
     if not m > 0.0:
         return MASSLESS
     J[:, :] = 0.0
@@ -186,59 +135,61 @@ def centroidal_matrix(model, q, A, W):
     """The centroidal momentum matrix A (6 x nv, h_G = A v) of one state (module docstring)."""
     if not (sized(model, q, NQ) and usable(q)):
         return NONFINITE
-    status = kinematics(model, q, W)
+    status = placements(model, q, W, True)
     if status != OK:
         return status
-    m, moment = mass_and_moment(model, W)
+    m, moment = mass_and_moment(W)
     if not m > 0.0:
         return MASSLESS
     r = (moment[0] / m, moment[1] / m, moment[2] / m)      # c - o
-    A[:, :] = 0.0
+    mimic = model[-1, MIMIC] != 0.0     # then columns add up (a mimic joint's onto its leader's)
+    if mimic:
+        A[:, :] = 0.0
     for j in range(model.shape[0] - 2, -1, -1):    # leaves first: j's inertia is its subtree's when j comes
         par, g = parent(model, j), model[j, VSCALE]
         if par >= 0:
             for e in range(10):
                 W[par, W_I + e] += W[j, W_I + e]
         for d in range(ndofs(model, j)):
-            F = inertia_times(W, j, W_I, get6(W, j, W_S + 6 * d))
+            F = inertia_times(W, j, W_I, motion_subspace(model, W, j, d))
             rf = cross3(r, (F[0], F[1], F[2]))
+            col = (g * F[0], g * F[1], g * F[2], g * (F[3] - rf[0]), g * (F[4] - rf[1]), g * (F[5] - rf[2]))
             k = user_v(model, j, d)
-            A[0, k] += g * F[0]
-            A[1, k] += g * F[1]
-            A[2, k] += g * F[2]
-            A[3, k] += g * (F[3] - rf[0])
-            A[4, k] += g * (F[4] - rf[1])
-            A[5, k] += g * (F[5] - rf[2])
+            if mimic:
+                col = plus(col, (A[0, k], A[1, k], A[2, k], A[3, k], A[4, k], A[5, k]))
+            A[0, k], A[1, k], A[2, k], A[3, k], A[4, k], A[5, k] = col
     return OK
 
 
 @fast
 def centroidal(model, q, v, out, W):
     """out (OUT_LEN) = the centre of mass, its velocity, the centroidal momentum h_G [linear;
-    angular] and the kinetic energy of one state, in one pass over the bodies (module docstring)."""
+    angular] and the kinetic energy of one state, in one pass over the bodies (module docstring):
+    v_i = v_parent + sum_d S_d qd_d, h_o = sum I_i v_i, 2 T = sum v_i . I_i v_i + armature qd^2."""
     if not (sized(model, q, NQ) and sized(model, v, NV) and usable(q) and usable(v)):
         return NONFINITE
-    status = kinematics(model, q, W)
+    status = placements(model, q, W, True)
     if status != OK:
         return status
     h, twice_t = ZERO6, 0.0
     for i in range(model.shape[0] - 1):
-        par = parent(model, i)
-        vi = body_velocity(model, v, W, i, get6(W, par, W_V) if par >= 0 else ZERO6)
+        par, g = parent(model, i), model[i, VSCALE]
+        vi = get6(W, par, W_V) if par >= 0 else ZERO6
+        for d in range(ndofs(model, i)):
+            vi = axpy(g * v[user_v(model, i, d)], motion_subspace(model, W, i, d), vi)
         set6(W, i, W_V, vi)
         hi = inertia_times(W, i, W_I, vi)
-        h = (h[0] + hi[0], h[1] + hi[1], h[2] + hi[2], h[3] + hi[3], h[4] + hi[4], h[5] + hi[5])
+        h = plus(h, hi)
         twice_t += dot6(vi, hi)
         if ndofs(model, i) == 1:
-            qd = model[i, VSCALE] * v[user_v(model, i, 0)]
+            qd = g * v[user_v(model, i, 0)]
             twice_t += model[i, ARMATURE] * qd * qd
-    m, moment = mass_and_moment(model, W)
+    m, moment = mass_and_moment(W)
     out[OUT_T] = 0.5 * twice_t
     if not m > 0.0:                 # the kinetic energy alone (of the rotors) is defined
         out[:OUT_T] = 0.0
         return MASSLESS if finite(out) else OVERFLOW
-    c = out[OUT_COM:OUT_COM + 3]
-    write_com(W, m, moment, c)
+    write_com(W, m, moment, out[OUT_COM:OUT_COM + 3])
     rf = cross3((moment[0] / m, moment[1] / m, moment[2] / m), (h[0], h[1], h[2]))
     out[OUT_VCOM], out[OUT_VCOM + 1], out[OUT_VCOM + 2] = h[0] / m, h[1] / m, h[2] / m
     out[OUT_H], out[OUT_H + 1], out[OUT_H + 2] = h[0], h[1], h[2]
@@ -258,7 +209,7 @@ def center_of_mass_batch(model, Q, C, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        center_of_mass_rows(model, Q, C, status, lo, hi, workspace(model, WIDTH))
+        center_of_mass_rows(model, Q, C, status, lo, hi, placements_workspace(model))
     return status
 
 
@@ -273,7 +224,7 @@ def potential_energy_batch(model, Q, E, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        potential_energy_rows(model, Q, E, status, lo, hi, workspace(model, WIDTH))
+        potential_energy_rows(model, Q, E, status, lo, hi, placements_workspace(model))
     return status
 
 
@@ -288,7 +239,7 @@ def com_jacobian_batch(model, Q, J, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        com_jacobian_rows(model, Q, J, status, lo, hi, workspace(model, WIDTH))
+        com_jacobian_rows(model, Q, J, status, lo, hi, placements_workspace(model))
     return status
 
 
@@ -303,7 +254,7 @@ def centroidal_matrix_batch(model, Q, A, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        centroidal_matrix_rows(model, Q, A, status, lo, hi, workspace(model, WIDTH))
+        centroidal_matrix_rows(model, Q, A, status, lo, hi, placements_workspace(model))
     return status
 
 
@@ -318,5 +269,5 @@ def centroidal_batch(model, Q, V, OUT, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        centroidal_rows(model, Q, V, OUT, status, lo, hi, workspace(model, WIDTH))
+        centroidal_rows(model, Q, V, OUT, status, lo, hi, placements_workspace(model))
     return status
