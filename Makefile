@@ -53,6 +53,7 @@ bench: $(BUILT)
 	$(OVERLAY) python bench/bench_dynamics.py
 	$(OVERLAY) python bench/bench_identification.py
 	$(OVERLAY) python bench/bench_derivatives.py
+	$(OVERLAY) python bench/bench_centroidal.py
 	$(OVERLAY) python bench/bench_node.py
 	$(if $(SOAK),$(OVERLAY) python bench/bench_node.py --soak $(SOAK))
 

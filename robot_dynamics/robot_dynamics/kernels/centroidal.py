@@ -24,7 +24,7 @@ from ..layout import ARMATURE, FREE, GRAVITY, JTYPE, MIMIC, NQ, NV, PRISMATIC, R
 from .common import NONFINITE, OK, OVERFLOW, chunk, finite, ndofs, parent, usable, user_v
 from .jit import fast, parallel, prange
 from .placements import W_I, W_M, W_P, W_R, W_V, WIDTH, motion_subspace, origin, placements, placements_workspace  # noqa: F401
-from .spatial import ZERO6, axpy, column, cross3, dot6, get6, get9, inertia_times, plus, set6
+from .spatial import ZERO6, axpy, column, cross3, dot6, get6, get9, get10, inertia_times, plus, set6, set10
 
 #: a status of these kernels: the bodies have no mass, so there is no centre of mass
 MASSLESS = 5
@@ -146,12 +146,11 @@ def centroidal_matrix(model, q, A, W):
     if mimic:
         A[:, :] = 0.0
     for j in range(model.shape[0] - 2, -1, -1):    # leaves first: j's inertia is its subtree's when j comes
-        par, g = parent(model, j), model[j, VSCALE]
+        par, g, I = parent(model, j), model[j, VSCALE], get10(W, j, W_I)
         if par >= 0:
-            for e in range(10):
-                W[par, W_I + e] += W[j, W_I + e]
+            set10(W, par, W_I, add10(get10(W, par, W_I), I))
         for d in range(ndofs(model, j)):
-            F = inertia_times(W, j, W_I, motion_subspace(model, W, j, d))
+            F = inertia10_times(I, motion_subspace(model, W, j, d))
             rf = cross3(r, (F[0], F[1], F[2]))
             col = (g * F[0], g * F[1], g * F[2], g * (F[3] - rf[0]), g * (F[4] - rf[1]), g * (F[5] - rf[2]))
             k = user_v(model, j, d)
@@ -159,6 +158,24 @@ def centroidal_matrix(model, q, A, W):
                 col = plus(col, (A[0, k], A[1, k], A[2, k], A[3, k], A[4, k], A[5, k]))
             A[0, k], A[1, k], A[2, k], A[3, k], A[4, k], A[5, k] = col
     return OK
+
+
+@fast
+def add10(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5], a[6] + b[6], a[7] + b[7],
+            a[8] + b[8], a[9] + b[9])
+
+
+@fast
+def inertia10_times(I, m):
+    """I m for a 10-parameter inertia held in registers (spatial.inertia_times reads it from an array)."""
+    mass, hx, hy, hz = I[0], I[1], I[2], I[3]
+    return (mass * m[0] - hy * m[5] + hz * m[4],
+            mass * m[1] - hz * m[3] + hx * m[5],
+            mass * m[2] - hx * m[4] + hy * m[3],
+            hy * m[2] - hz * m[1] + I[4] * m[3] + I[7] * m[4] + I[8] * m[5],
+            hz * m[0] - hx * m[2] + I[7] * m[3] + I[5] * m[4] + I[9] * m[5],
+            hx * m[1] - hy * m[0] + I[8] * m[3] + I[9] * m[4] + I[6] * m[5])
 
 
 @fast
