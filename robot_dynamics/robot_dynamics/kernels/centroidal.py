@@ -23,7 +23,8 @@ import numpy as np
 from ..layout import ARMATURE, FREE, GRAVITY, JTYPE, MIMIC, NQ, NV, PRISMATIC, REVOLUTE, VSCALE
 from .common import NONFINITE, OK, OVERFLOW, chunk, finite, ndofs, parent, usable, user_v
 from .jit import fast, parallel, prange
-from .placements import W_I, W_M, W_P, W_R, W_V, WIDTH, motion_subspace, origin, placements, placements_workspace  # noqa: F401
+from .placements import (W_I, W_M, W_P, W_R, W_V, motion_subspace, origin, placements,
+                         placements_workspace)
 from .spatial import ZERO6, axpy, column, cross3, dot6, get6, get9, get10, inertia_times, plus, set6, set10
 
 #: a status of these kernels: the bodies have no mass, so there is no centre of mass

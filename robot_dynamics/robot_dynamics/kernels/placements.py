@@ -77,8 +77,8 @@ def placements(model, q, W, inertia):
     """World placement (R, p - o) of every body's joint frame (W_R, W_P; o in W_O of row 0, the
     kernels' reference point, layout.ORIGIN_BODY's joint origin) and its inertia about o in W_I:
     the 10 parameters (kinematics' world_inertia) if `inertia`, else the mass and the first moment
-    m (c - o) = m (p - o) + R (m c) alone; their sums over the bodies in W_M of row 0. BAD_QUATERNION (with the body) for a floating joint whose
-    quaternion is not unit, as `kinematics`."""
+    m (c - o) = m (p - o) + R (m c) alone; their sums over the bodies in W_M of row 0.
+    BAD_QUATERNION (with the body) for a floating joint whose quaternion is not unit, as `kinematics`."""
     nb = model.shape[0] - 1
     o = reference_point(model, q, int(model[-1, ORIGIN_BODY]), False)
     T = W[max(nb, 1):].reshape(-1)     # a view (allocates nothing), valid in this function only
@@ -111,7 +111,8 @@ def placements(model, q, W, inertia):
         else:
             m = model[i, INERTIA]
             mc = matvec3(R, (model[i, INERTIA + 1], model[i, INERTIA + 2], model[i, INERTIA + 3]))
-            W[i, W_I], W[i, W_I + 1], W[i, W_I + 2], W[i, W_I + 3] = m, mc[0] + m * p[0], mc[1] + m * p[1], mc[2] + m * p[2]
+            W[i, W_I], W[i, W_I + 1] = m, mc[0] + m * p[0]
+            W[i, W_I + 2], W[i, W_I + 3] = mc[1] + m * p[1], mc[2] + m * p[2]
         tm, tx, ty, tz = tm + W[i, W_I], tx + W[i, W_I + 1], ty + W[i, W_I + 2], tz + W[i, W_I + 3]
     W[0, W_O], W[0, W_O + 1], W[0, W_O + 2] = o
     W[0, W_M], W[0, W_M + 1], W[0, W_M + 2], W[0, W_M + 3] = tm, tx, ty, tz
