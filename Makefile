@@ -56,6 +56,7 @@ bench: $(BUILT)
 	$(OVERLAY) python bench/bench_constrained.py
 	$(OVERLAY) python bench/bench_trajectory.py
 	$(OVERLAY) python bench/bench_kinematics.py
+	$(OVERLAY) python bench/bench_centroidal.py
 	$(OVERLAY) python bench/bench_node.py
 	$(if $(SOAK),$(OVERLAY) python bench/bench_node.py --soak $(SOAK))
 

@@ -46,6 +46,13 @@ def calls(model):
         yield "inverse_kinematics", lambda: rd.inverse_kinematics(model, frame, rd.frame_placement(model, Q, frame), Q,
                                                                   restarts=0, threads=t)
         yield "simulate", lambda: rd.simulate(model, Q, V, 1e-3, 2, threads=t)
+        yield "center_of_mass", lambda: rd.center_of_mass(model, Q, threads=t)
+        yield "center_of_mass_jacobian", lambda: rd.center_of_mass_jacobian(model, Q, threads=t)
+        yield "centroidal_momentum_matrix", lambda: rd.centroidal_momentum_matrix(model, Q, threads=t)
+        yield "centroidal_state", lambda: rd.centroidal_state(model, Q, V, threads=t)
+        yield "potential_energy", lambda: rd.potential_energy(model, Q, threads=t)
+        yield "frame_velocity", lambda: rd.frame_velocity(model, Q, V, frame, threads=t)
+        yield "frame_acceleration", lambda: rd.frame_acceleration(model, Q, V, A, frame, threads=t)
     yield "momentum observer", lambda: observe(model, q, v, frame)
     yield "simulate (callable)", lambda: rd.simulate(model, q, v, 1e-3, 1, tau=lambda t, q, v: 0 * v)
     yield "lie", lambda: lie_calls(v[:3] if len(v) >= 3 else np.ones(3))

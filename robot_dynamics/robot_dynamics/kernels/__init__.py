@@ -24,6 +24,9 @@
     ik          inverse kinematics: Newton-Raphson on the SE(3) log error, damped least squares
     simulate    forward dynamics integrated on the joints' Lie groups (Runge-Kutta-Munthe-Kaas, Euler)
     configuration  q (+) dt v on the joints' groups and the rate of a displacement's exponential coordinates
+    placements  placements and inertias about the reference point, leaner than kinematics (vectorized trigonometry)
+    centroidal  centre of mass, its Jacobian, centroidal momentum and its matrix, kinetic and potential energy
+    frame_motion  a frame's velocity, spatial and classical acceleration
 
 beside what they share: spatial (tuple algebra), lie (exp, log and their Jacobians on SO(3), SE(3),
 SE(2)), trig (sine and cosine), columns (the workspace tables, laid out by ..layout.layout), common
@@ -41,15 +44,15 @@ Kernels take and return the user's coordinates: a joint reads its q and v throug
 source/scale columns (mimic joints follow their leader) and adds its torque, times its scale, to
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
-from . import (aba, aba_derivatives, assembly, cache, columns, common, configuration, constrained, constrained_hybrid,
-               constrained_inverse, constraints, coriolis, crba, hybrid, ik, interpolation, jacobian, jit, kinematics,
-               lie, ltdl, momentum, observer, psd, reachability, regressor, rnea, rnea_derivatives, simulate, spatial,
-               trig)
+from . import (aba, aba_derivatives, assembly, cache, centroidal, columns, common, configuration, constrained,
+               constrained_hybrid, constrained_inverse, constraints, coriolis, crba, frame_motion, hybrid, ik,
+               interpolation, jacobian, jit, kinematics, lie, ltdl, momentum, observer, placements, psd, reachability,
+               regressor, rnea, rnea_derivatives, simulate, spatial, trig)
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
 
-MODULES = (aba, aba_derivatives, assembly, columns, common, configuration, constrained, constrained_hybrid,
-           constrained_inverse, constraints, coriolis, crba, hybrid, ik, interpolation, jacobian, jit, kinematics,
-           lie, ltdl, momentum, observer, psd, reachability, regressor, rnea, rnea_derivatives, simulate, spatial,
-           trig)
+MODULES = (aba, aba_derivatives, assembly, centroidal, columns, common, configuration, constrained,
+           constrained_hybrid, constrained_inverse, constraints, coriolis, crba, frame_motion, hybrid, ik,
+           interpolation, jacobian, jit, kinematics, lie, ltdl, momentum, observer, placements, psd, reachability,
+           regressor, rnea, rnea_derivatives, simulate, spatial, trig)
 cache.guard(MODULES)
