@@ -10,7 +10,23 @@ takes one configuration (1-D) or a batch (2-D, a row each).
 """
 import numpy as np
 
-SMALL = 1e-6     # below this angle the series of sin(t)/t and its kin replace the closed forms
+from .kernels.lie import A_SERIES, B_SERIES, C_SERIES, F_SERIES, SERIES_MAX
+
+#: below SERIES_MAX (0.5 rad) the coefficients of the exponentials and logarithms come from their
+#: Taylor series (kernels/lie.py's tables, as the compiled kernels take them): their closed forms
+#: cancel digits for small angles ((t - sin t) / t^3 kept only ~1e-5 of its digits at 1e-5 rad)
+
+
+def _series(coefficients, t, closed):
+    """sum_k coefficients[k] t^(2k) below SERIES_MAX, closed(t) above (elementwise)."""
+    t = np.asarray(t, dtype=float)
+    small = np.abs(t) < SERIES_MAX
+    z, out = t * t, np.zeros_like(t)
+    for c in coefficients[::-1]:
+        out = out * z + c
+    with np.errstate(divide="ignore", invalid="ignore"):
+        big = closed(np.where(small, 1.0, t))
+    return np.where(small, out, big)
 
 
 def _check(model, x, n, name):
@@ -163,10 +179,8 @@ def _wrap(angle):
 
 def _sinc_terms(t):
     """sin(t)/t and (1 - cos t)/t for the SE(2) exponential, with their series near 0."""
-    small = np.abs(t) < SMALL
-    ts = np.where(small, 1.0, t)
-    a = np.where(small, 1.0 - t * t / 6.0, np.sin(ts) / ts)
-    b = np.where(small, t / 2.0 - t ** 3 / 24.0, (1.0 - np.cos(ts)) / ts)
+    a = _series(A_SERIES, t, lambda t: np.sin(t) / t)
+    b = t * _series(B_SERIES, t, lambda t: (1.0 - np.cos(t)) / (t * t))
     return a, b
 
 
@@ -221,11 +235,9 @@ def _se3_terms(w):
     """theta = |w| and the coefficients of V = 1 + b [w] + c [w]^2, the SE(3) exponential's
     left Jacobian of SO(3): b = (1 - cos t)/t^2, c = (t - sin t)/t^3."""
     t = np.linalg.norm(w, axis=-1)
-    small = t < SMALL
-    ts = np.where(small, 1.0, t)
-    b = np.where(small, 0.5 - t * t / 24.0, (1.0 - np.cos(ts)) / ts ** 2)
-    c = np.where(small, 1.0 / 6.0 - t * t / 120.0, (ts - np.sin(ts)) / ts ** 3)
-    return t, small, b, c
+    b = _series(B_SERIES, t, lambda t: (1.0 - np.cos(t)) / t ** 2)
+    c = _series(C_SERIES, t, lambda t: (t - np.sin(t)) / t ** 3)
+    return t, b, c
 
 
 def _times_v(w, b, c, x):
@@ -236,8 +248,8 @@ def _times_v(w, b, c, x):
 
 def _se3_integrate(q, v):
     p, quat, lin, w = q[..., :3], q[..., 3:7], v[..., :3], v[..., 3:]
-    t, small, b, c = _se3_terms(w)
-    half = np.where(small, 0.5 - t * t / 48.0, np.sin(t / 2) / np.where(small, 1.0, t))
+    t, b, c = _se3_terms(w)
+    half = 0.5 * _series(A_SERIES, 0.5 * t, lambda h: np.sin(h) / h)      # sin(t / 2) / t
     dq = np.concatenate((half[..., None] * w, np.cos(t / 2)[..., None]), -1)
     new = _quat_multiply(quat, dq)
     new /= np.linalg.norm(new, axis=-1, keepdims=True)
@@ -251,12 +263,11 @@ def _se3_difference(q0, q1):
     rel = np.where(rel[..., 3:] < 0, -rel, rel)       # the shorter way round
     vec, norm = rel[..., :3], np.linalg.norm(rel[..., :3], axis=-1)
     t = 2.0 * np.arctan2(norm, rel[..., 3])
-    w = vec * np.where(norm < SMALL, 2.0 / rel[..., 3], t / np.where(norm < SMALL, 1.0, norm))[..., None]
+    # w = t u from the quaternion (sin(t/2) u, cos(t/2)): vec times t / sin(t/2), its series near 0
+    w = vec * (1.0 / (0.5 * _series(A_SERIES, 0.5 * t, lambda h: np.sin(h) / h)))[..., None]
     p = np.einsum("...ji,...j->...i", _quat_matrix(q0[..., 3:7]), q1[..., :3] - q0[..., :3])
-    t, small, b, c = _se3_terms(w)
-    # V^-1 = 1 - [w]/2 + d [w]^2, d = (1 - t sin t / (2 (1 - cos t))) / t^2
-    ts = np.where(small, 1.0, t)
-    d = np.where(small, 1.0 / 12.0 + t * t / 720.0, (1.0 - ts * np.sin(ts) / (2.0 * (1.0 - np.cos(ts)))) / ts ** 2)
+    # V^-1 = 1 - [w]/2 + d [w]^2, d = 1 / t^2 - cot(t / 2) / (2 t)
+    d = _series(F_SERIES, t, lambda t: 1.0 / (t * t) - np.cos(0.5 * t) / (2.0 * t * np.sin(0.5 * t)))
     wp = np.cross(w, p)
     lin = p - 0.5 * wp + d[..., None] * np.cross(w, wp)
     return np.concatenate((lin, w), -1)

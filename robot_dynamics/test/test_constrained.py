@@ -258,3 +258,26 @@ def test_singular_mass_matrix_is_an_error():
     m = load_urdf(SINGULAR_ROTOR)
     with pytest.raises(SingularMassMatrixError, match="Suspect links .*: rotor"):
         rd.constrained_forward_dynamics(m, np.zeros(2), np.zeros(2), np.ones(2), [("upper", "point")])
+
+
+@pytest.mark.parametrize("short", [1e-7, 1e-4, 1e-2, 0.5])
+def test_a_6d_target_near_a_half_turn_pulls_by_its_exact_rotation(short):
+    """Baumgarte's position term of a 6d contact whose target is turned by pi - short from the
+    frame: J qdd = -kp e at v = 0 with e's rotation Pinocchio's log3 of R_a R_b^T (an axis taken
+    from R + 1 alone lost up to 2e-6 rad there, on the opposite branch half the time)."""
+    P = Pair("ur5", False)
+    m, rng = P.model, np.random.default_rng(5)
+    for _ in range(5):
+        q = rd.random_configuration(m, rng)
+        H = rd.frame_placement(m, q, "tool0")
+        axis = rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        target = H.copy()
+        target[:3, :3] = pin.exp3((np.pi - short) * axis).T @ H[:3, :3]     # R_a R_b^T = exp((pi - short) axis)
+        target[:3, 3] += rng.normal(scale=0.01, size=3)
+        qdd, _ = rd.constrained_forward_dynamics(m, q, np.zeros(m.nv), rng.normal(size=m.nv),
+                                                 [("tool0", "6d", target)], baumgarte=(1.0, 0.0))
+        J, _ = rd.constraint_jacobian(m, q, np.zeros(m.nv), [("tool0", "6d")])
+        e = np.concatenate((H[:3, 3] - target[:3, 3], pin.log3(H[:3, :3] @ target[:3, :3].T)))
+        np.testing.assert_allclose(e[3:], (np.pi - short) * axis, atol=1e-12)
+        np.testing.assert_allclose(J @ qdd, -e, rtol=0, atol=1e-9)

@@ -20,6 +20,7 @@ from .columns import W_S, layout
 from .common import FRAME_COLS, F_BODY, OK, ndofs, root_acceleration, user_v
 from .jit import fast
 from .kinematics import frame_about_origin, kinematics, on_chain
+from .lie import log3
 from .rnea_derivatives import W_A, W_T0, W_V, accelerations, composites, coordinate_terms, vector_row, velocities
 from .spatial import cross3, get6, matmul3, transpose3
 
@@ -81,29 +82,6 @@ def add_jacobian(model, spec, p, sign, r0, n, JT, W, tree):
 
 
 @fast
-def rotation_log(R):
-    """The rotation vector (axis times angle) of a rotation matrix (Lynch and Park, Modern
-    Robotics, ch. 3: the matrix logarithm of SO(3)), from its skew part, and near a half turn from
-    its symmetric part."""
-    w = (0.5 * (R[7] - R[5]), 0.5 * (R[2] - R[6]), 0.5 * (R[3] - R[1]))
-    s, c = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]), 0.5 * (R[0] + R[4] + R[8] - 1.0)
-    th = np.arctan2(s, c)
-    if s > 1e-6 or c > 0.0:
-        k = th / s if s > 0.0 else 1.0
-        return (k * w[0], k * w[1], k * w[2])
-    # near a half turn: the axis from the largest column of (R + 1) / 2 = u u^T
-    best, col = -1.0, 0
-    for j in range(3):
-        x = (R[j] + (1.0 if j == 0 else 0.0), R[3 + j] + (1.0 if j == 1 else 0.0), R[6 + j] + (1.0 if j == 2 else 0.0))
-        nx = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
-        if nx > best:
-            best, col = nx, j
-    x = (R[col] + (1.0 if col == 0 else 0.0), R[3 + col] + (1.0 if col == 1 else 0.0), R[6 + col] + (1.0 if col == 2 else 0.0))
-    k = th / np.sqrt(best)
-    return (k * x[0], k * x[1], k * x[2])
-
-
-@fast
 def constraint_transpose(model, C, JT, W):
     """J^T of the constraints (the user's order; a loop: J_a - J_b) after `kinematics`."""
     JT[:, :] = 0.0
@@ -151,7 +129,7 @@ def constraint_terms(model, C, kp, kd, JT, gamma, vel, W, a0, tree):
         add_jacobian(model, sa, pa, 1.0, r0, n, JT, W, tree)
         if sb[F_BODY] >= 0:
             add_jacobian(model, sb, pb, -1.0, r0, n, JT, W, tree)
-        e = (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]) + (rotation_log(matmul3(Ra, transpose3(Rb))) if n == 6
+        e = (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]) + (log3(matmul3(Ra, transpose3(Rb))) if n == 6
                                                               else (0.0, 0.0, 0.0))
         position = C[k, C_POSITION] != 0.0
         for r in range(n):
@@ -177,6 +155,7 @@ def prepare(model, q, v, W):
     coordinate_terms(model, a0, W, True, False)
     return OK, a0
 
+
 @fast
 def constraint_of_row(C, row):
     """The constraint whose rows include `row`."""
@@ -188,7 +167,6 @@ def constraint_of_row(C, row):
     return C.shape[0] - 1
 
 
-
 @fast
 def position_error(C, k, W):
     """The position error e of constraint k after `kinematics`: [p_a - p_b] (a point) or
@@ -198,5 +176,5 @@ def position_error(C, k, W):
     Rb, pb = frame_about_origin(sb, W)
     e = (pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2])
     if C[k, C_SIZE] == 6:
-        return e + rotation_log(matmul3(Ra, transpose3(Rb)))
+        return e + log3(matmul3(Ra, transpose3(Rb)))
     return e + (0.0, 0.0, 0.0)
