@@ -180,7 +180,7 @@ class DynamicsNode(Node):
             part.announce(config, keep)
         if not self.ready:
             self.ready = True
-            self.get_logger().info(f"ready: every answer for model {model.name!r} compiled or loaded ({warm:.2f} s)")
+            self.get_logger().info(f"ready: every answer for {model.name!r} compiled or loaded ({warm:.2f} s)")
 
     def _reconfigure(self, params):
         """Build and swap in a configuration; False, with the error counted and logged, if that fails."""
@@ -236,8 +236,11 @@ class DynamicsNode(Node):
                 "emptied)"))
             if notice:
                 self.get_logger().info(notice)
+            else:
+                self.get_logger().debug(f"robot_description: a URDF came, not used (parameter {given} is set)")
             return
         if (self.config is not None and self.config.description == text) or text == self._refused_description:
+            self.get_logger().debug("robot_description: the same URDF again, nothing to rebuild")
             return
         previous, self.topic_description = self.topic_description, text
         if not self._reconfigure(params):
