@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import yaml
 from rosnode import NodeProcess, rclpy, stamp_ns
-from test_observer_node import Outputs, Stream, connect, identify, send_all
+from test_observer_node import RELIABLE, Outputs, Stream, connect, identify, send_all
 from test_observer_node import joint_state as effort_state
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
@@ -111,8 +111,12 @@ def test_every_answer_after_the_ready_line_runs_code_compiled_before_it(client, 
             return [(first + k * 10**6, effort_state(names, np.array(q) + 0.01 * k, [0.1] * 6, [5.0] * 6,
                                                      first + k * 10**6)) for k in range(n)]
         send_all(client, node, outputs, messages(start, 20))
-        client.wait_for(lambda: feedforward, action=lambda: client.publish(
-            JointTrajectory, f"{node.ns}/reference", reference(names, q, zeros, zeros)), what="the feedforward")
+        more = iter(messages(start + 20 * 10**6, 1000))      # the reference and joint_states take two threads
+
+        def again():
+            client.publish(JointTrajectory, f"{node.ns}/reference", reference(names, q, zeros, zeros))
+            client.publish(JointState, node.joint_states, next(more)[1], RELIABLE)
+        client.wait_for(lambda: feedforward, action=again, what="the feedforward")
         assert client.set_parameters(node.name, gravity=[0.0, 0.0, -9.0]).successful      # a new configuration
         send_all(client, node, outputs, messages(start + 10**9, 5))
         r = identify(client, node, Stream(client, node, puma_model, 30 * 10**9), duration=0.3, link="tool0")
@@ -237,7 +241,7 @@ def test_an_unchanged_description_rebuilds_nothing_and_an_ignored_one_is_said_on
         client.wait_for(lambda: "model 'puma560'" in node.output(), what="the model from the topic")
         for k in range(3):      # as `ros2 topic pub` at 1 Hz would, faster; each taken (the debug line)
             publish(PUMA)
-            client.wait_for(lambda: node.output().count("the same URDF again") == k + 1, what="the republished URDF")
+            client.wait_for(lambda: node.output().count("the same URDF again") >= k + 1, what="the republished URDF")
         publish(PLANAR)
         client.wait_for(lambda: "model 'planar_2link'" in node.output(), what="the changed description")
         publish(PUMA)
@@ -247,7 +251,7 @@ def test_an_unchanged_description_rebuilds_nothing_and_an_ignored_one_is_said_on
         assert client.set_parameters(name, urdf_file=PLANAR).successful
         for k in range(3):
             publish(PUMA if k % 2 else PLANAR)
-            client.wait_for(lambda: node.output().count("not used (parameter urdf_file is set)") == k, timeout=10.0,
+            client.wait_for(lambda: node.output().count("not used (parameter urdf_file is set)") >= k,
                             what="the description taken")
             client.wait_for(lambda: "is not used: parameter urdf_file is set and wins" in node.output(),
                             what="why the description is ignored")

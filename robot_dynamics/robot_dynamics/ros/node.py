@@ -84,6 +84,7 @@ class DynamicsNode(Node):
         self.topic_description, self._refused_description = None, None
         self.stats, self.last_error = diagnostics.period_stats(), ""
         self.after_message = []         # what a part's on_state asks to run once the lock is released
+        self.steps = ()                 # the on_state of every answering part, in PARTS order (restep)
         self._warned, self._said = {}, set()
         self.ready, self._warm_seconds = False, None
         try:
@@ -151,10 +152,12 @@ class DynamicsNode(Node):
             for name, call in part.warm(config):
                 if interrupted is not None and interrupted():
                     raise KeyboardInterrupt
+                t = time.perf_counter()
                 try:
                     call()
                 except Exception as exc:
                     self.get_logger().debug(f"warm-up of {name}: {error_text(exc) or type(exc).__name__}")
+                self.get_logger().debug(f"warm-up: {name} {time.perf_counter() - t:.3f} s")
         return time.perf_counter() - t0
 
     def apply(self, config, keep_state=False, warmed=None):
@@ -170,6 +173,7 @@ class DynamicsNode(Node):
             self.config, self.law, self.last_error = config, law, ""
             for part in self.parts:
                 part.configure(config, keep)
+            self.restep()
         model = config.model
         standing = "" if config.contacts is None else "; standing on " + ", ".join(
             f"{frame} ({kind})" for frame, kind in config.contacts.spec)
@@ -274,6 +278,10 @@ class DynamicsNode(Node):
             return response
         serve.__name__ = handler.__name__
         return self.create_service(kind, f"~/{name}", serve, **kwargs)
+
+    def restep(self):
+        """The joint_states steps again: every part's on_state that has something to do (lock held)."""
+        self.steps = tuple(part.on_state for part in self.parts if part.on_state is not None and part.answering)
 
     def part(self, kind):
         """The node's part of this class."""

@@ -34,6 +34,9 @@ class Part:
                               the part's answer to the message (publish its outputs); None as a class
                               attribute for a part that does not answer joint_states. A warning is
                               logged after the lock is released (`node.reject` counts and throttles).
+      answering               whether on_state has anything to do now (the feedforward without a
+                              reference, identification without a recording: no); a part whose
+                              answering changes calls node.restep() (lock held)
 
     status() (lock held) gives the part's /diagnostics status of the last period, (name, level,
     message, {key: value}), or None; close() releases what the node does not own.
@@ -43,6 +46,7 @@ class Part:
     service), node.after_message (what to run on the joint_states thread once the lock is released)."""
 
     on_state = None
+    answering = True
 
     def __init__(self, node):
         self.node = node

@@ -38,9 +38,11 @@ class ReferenceFeedforward(Part):
         if not keep:
             self.reference = None
 
+    @property
+    def answering(self):
+        return self.reference is not None
+
     def on_state(self, config, state, stamp, velocity, effort):
-        if self.reference is None:
-            return None
         return self._publish(config, state, stamp)
 
     def _publish(self, config, state, stamp):
@@ -75,8 +77,10 @@ class ReferenceFeedforward(Part):
             q_d = request.q(point.positions, None)
             base = config.model.joint_offset[0]      # the multi-coordinate joints: as measured
             q_d[:base] = state.q[:base]
-            self.reference = (q_d, request.v(point.velocities, "velocities"),
-                              request.v(point.accelerations, "accelerations"))
+            first, self.reference = self.reference is None, (q_d, request.v(point.velocities, "velocities"),
+                                                             request.v(point.accelerations, "accelerations"))
+            if first:
+                node.restep()
         except ValueError as exc:
             return node.reject(f"reference rejected: {error_text(exc)}")
         if config.evaluate_at == "desired" and not config.feedback and config.model.root_joint is None:

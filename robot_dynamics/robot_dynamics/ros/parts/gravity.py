@@ -3,7 +3,7 @@ torques that hold the robot on them) for every joint_states message that complet
 stamped with it. The control path: the first part to answer each message."""
 from ... import dynamics as rd
 from ..messages import error_text
-from .base import Part, TorqueTopics
+from .base import HELD, Part, TorqueTopics
 
 
 class GravityOutput(Part):
@@ -11,7 +11,7 @@ class GravityOutput(Part):
     def __init__(self, node):
         super().__init__(node)
         self.out = TorqueTopics(node, "gravity")
-        self.current_law = None
+        self.current_law = self.torques = self.published = None
 
     @staticmethod
     def warm(config):
@@ -19,16 +19,17 @@ class GravityOutput(Part):
         return [("gravity_torques", lambda: rd.gravity_torques(model, rd.neutral(model)))]
 
     def configure(self, config, keep):
+        law = self.current_law = self.node.law
         self.out.configure(config)
-        self.current_law = self.node.law
+        self.torques = law.gravity
+        self.published = None if law is HELD else law.published      # HELD publishes nothing more
 
     def on_state(self, config, state, stamp, velocity, effort):
-        law = self.current_law
         try:
-            tau = law.gravity(config, state.q)
+            tau = self.torques(config, state.q)
         except ValueError as exc:       # e.g. contacts that cannot hold the base at this state
-            return self.node.reject(f"{law.kind}gravity torques not published: {error_text(exc)}")
+            return self.node.reject(f"{self.current_law.kind}gravity torques not published: {error_text(exc)}")
         warning = self.out.publish(config, tau, stamp)
-        if warning is None:
-            law.published(config, stamp)
+        if warning is None and self.published is not None:
+            self.published(config, stamp)
         return warning

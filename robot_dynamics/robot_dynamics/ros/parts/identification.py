@@ -74,11 +74,15 @@ class PayloadIdentification(Part):
         if self.recording is not None:
             self.signal()
 
+    @property
+    def answering(self):
+        return self.recording is not None
+
     def on_state(self, config, state, stamp, velocity, effort):
-        recording, sample = self.recording, self.samples.sample
-        if recording is None or sample is None:
+        sample = self.samples.sample
+        if sample is None:
             return None
-        if recording.recorder.add(stamp.sec * 1_000_000_000 + stamp.nanosec, state.q, state.v, sample):
+        if self.recording.recorder.add(stamp.sec * 1_000_000_000 + stamp.nanosec, state.q, state.v, sample):
             self.node.after_message.append(self.signal)
         return None
 
@@ -104,6 +108,7 @@ class PayloadIdentification(Part):
                 if node.config is not config:
                     raise ValueError("the node's configuration changed while the request was checked: ask again")
                 self.recording = recording
+                node.restep()
             node.get_logger().info(f"identify_payload: recording {request.duration:g} s of joint_states for the "
                                    f"{checked.method} method (payload on {checked.link!r})")
             watchdog = node.create_timer(0.25, lambda: self.watch(recording), clock=self.steady_clock)
@@ -113,6 +118,7 @@ class PayloadIdentification(Part):
                 node.destroy_timer(watchdog)
                 with node.lock:
                     self.recording = None
+                    node.restep()
             estimated = Future(executor=node.executor)
             threading.Thread(target=self.estimate, args=(bare, checked, recording.recorder, config.observer, estimated),
                              name="identify_payload", daemon=True).start()

@@ -49,7 +49,6 @@ class JointStatesInput(Part):
         self.helper_parameters = HelperParameters(self.helper, node)
         self.helper.create_subscription(JointState, topic, self.on_joint_states, qos)
         node.create_subscription(PoseStamped, "~/base_pose", self.on_base_pose, qos_profile_sensor_data)
-        self.steps = ()             # the on_state of every part that has one, in node.PARTS order
         self.last_message = None    # time.perf_counter() of the last joint_states message
         self.foreign = None         # the JointStateMap of the last message naming no model joint
         self.period_start = time.perf_counter()
@@ -60,7 +59,6 @@ class JointStatesInput(Part):
             node.state.model = config.model
         else:
             node.state, self.foreign = MeasuredState(config.model), None
-        self.steps = tuple(part.on_state for part in node.parts if part.on_state is not None)
 
     def announce(self, config, keep):
         notice = unmeasured_notice(config)
@@ -104,7 +102,7 @@ class JointStatesInput(Part):
             return node.throttled("waiting", f"waiting for joint_states of {state.missing}; publishing nothing", 5.0)
         stamp = msg.header.stamp
         warning = None
-        for step in self.steps:
+        for step in node.steps:
             warning = step(config, state, stamp, velocity, effort) or warning
         diagnostics.record(stats, time.perf_counter() - t0)
         return warning
