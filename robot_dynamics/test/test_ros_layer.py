@@ -94,6 +94,7 @@ def test_a_dumped_null_list_is_not_set_and_other_values_stay_refused():
     checked = params(joints="null", armature="~", contacts__frames="null", contacts__kind="NULL", gravity="null")
     assert (checked["joints"], checked["armature"], checked["contacts.frames"], checked["contacts.kind"],
             checked["gravity"]) == ([], [], [], ["point"], [0.0, 0.0, -9.81])
+    assert params(joints="None")["joints"] == []        # a null through `ros2 param load`
     for name in ("payload.mass", "floating_base", "observer.max_interval"):
         with pytest.raises(ParameterError, match=f"parameter {name} takes"):
             params(**{name.replace(".", "__"): "null"})

@@ -246,9 +246,10 @@ PARAMETERS = {
              "joint was not in any message for this long", "a number of seconds in (0, 3600]",
         _in_range(0.0, 3600.0, low_open=True)),
 }
-#: what a YAML null becomes through rcl's parameter file reader (a string): `ros2 param dump` writes a
-#: parameter that is not set (an empty list in a parameter file arrives so) as `null`
-NULLS = ("null", "Null", "NULL", "~")
+#: what a YAML null becomes, a string: `ros2 param dump` writes a parameter that is not set (an empty
+#: list in a parameter file arrives so) as `null`; rcl's parameter file reader passes it on as written,
+#: `ros2 param load` (rclpy's parameter_dict_from_yaml_file) as 'None'
+NULLS = ("null", "Null", "NULL", "~", "None")
 
 
 def shown(value):
