@@ -4,6 +4,7 @@ and the momentum observer's cost.
     source install/setup.bash; python bench/bench_node.py [--duration 10] [--calls 1000]
     source install/setup.bash; python bench/bench_node.py --soak 600     # only the soak: panda at 1 kHz for 600 s
     source install/setup.bash; python bench/bench_node.py --observer 3   # only the observer comparison, repeated 3 times
+    source install/setup.bash; python bench/bench_node.py --startup 3    # only start-up: warm and cold numba cache
 
 The observer comparison (also at the end of the default run, once): panda at 1 kHz with joint_states
 that carry efforts, the echo floor on the same messages, the node with `observer.enabled: false`
@@ -30,6 +31,11 @@ read from the CDR bytes) and waits in a bare rcl wait set (as rclpy.wait_for_mes
 rather than an rclpy executor, which rebuilds its wait set in Python on every spin (~0.1 ms).
 The wire traffic is the same as with message objects; the node and the echo are plain rclpy.
 
+Start-up (--startup): the node (panda) started as a user starts it, with numba's cache as installed
+(warm) and with an empty one (NUMBA_CACHE_DIR, cold: every kernel compiled); from the start of the
+process, when its "ready" line comes (a node without one: -), when ~/forward_dynamics is discovered
+and answers its first request (sent at once), then the first answer of each other service.
+
 DDS is isolated: a random ROS_DOMAIN_ID (or $BENCH_ROS_DOMAIN_ID), localhost discovery only,
 and a unique namespace.  Every child runs in its own process group and is killed on exit.
 """
@@ -44,6 +50,7 @@ import atexit
 import gc
 import platform
 import random
+import shutil
 import signal
 import struct
 import subprocess
@@ -110,10 +117,10 @@ def cpu_percent(a, b):
 
 
 # --- child processes ------------------------------------------------------------------------------
-def start(cmd, tag):
+def start(cmd, tag, env=None):
     log = tempfile.NamedTemporaryFile("w+", prefix=f"bench_node_{tag}_", suffix=".log", delete=False)
     proc = subprocess.Popen(cmd, cwd=PACKAGE, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True, env=dict(os.environ))
+                            start_new_session=True, env={**os.environ, **(env or {})})
     proc.log_path = log.name
     log.close()
     CHILDREN.append(proc)
@@ -547,6 +554,107 @@ def observer_only(duration, warmup, repeats):
     return 0
 
 
+def ask(bench, client, request, timeout):
+    """Send one request on a raw client and wait for its answer: seconds taken, or None."""
+    ws = _rclpy.WaitSet(0, 0, 0, 1, 0, 0, bench.node.context.handle)
+    t0 = time.perf_counter()
+    seq = client.handle.send_request(request)
+    while time.perf_counter() - t0 < timeout:
+        ws.clear_entities()
+        ws.add_client(client.handle)
+        ws.wait(round(0.1e9))
+        if client.handle.pointer in ws.get_ready_entities("client"):
+            header, response = client.handle.take_response(client.srv_type.Response)
+            if header is not None and header.request_id.sequence_number == seq:
+                if not response.success:
+                    raise RuntimeError(f"{client.srv_name}: {response.message}")
+                return time.perf_counter() - t0
+    return None
+
+
+def startup_run(bench, ns, cache, k):
+    """One start of the node on panda: seconds from the process start to its ready line, to
+    ~/forward_dynamics discovered and answered, and each other service's first answer."""
+    from robot_dynamics import load_urdf
+    model = load_urdf(PANDA)
+    names, zeros = model.joint_names, [0.0] * len(model.joint_names)
+    name = f"start{k}_{cache}"
+    requests = [("forward_dynamics", srv.ForwardDynamics, srv.ForwardDynamics.Request(positions=zeros)),
+                ("inverse_dynamics", srv.InverseDynamics, srv.InverseDynamics.Request(positions=zeros)),
+                ("hybrid_dynamics", srv.HybridDynamics, srv.HybridDynamics.Request(
+                    positions=zeros, acceleration_known=[True] * len(names))),
+                ("wrench_to_joint_torques", srv.WrenchToJointTorques, srv.WrenchToJointTorques.Request(
+                    positions=zeros, frame="panda_link8")),
+                ("constrained_forward_dynamics", srv.ConstrainedForwardDynamics, srv.ConstrainedForwardDynamics.Request(
+                    positions=zeros, contact_frames=["panda_link8"], contact_kinds=["point"]))]
+    clients = [(label, bench.node.create_client(kind, f"{ns}/{name}/{label}"), request)
+               for label, kind, request in requests]
+    folder = tempfile.mkdtemp(prefix="bench_node_numba_") if cache == "cold" else None
+    env = {"NUMBA_CACHE_DIR": folder} if folder else {}
+    t0 = time.perf_counter()
+    proc = start([sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-r", f"__ns:={ns}", "-r",
+                  f"__node:={name}", "-p", f"urdf_file:={PANDA}"], f"startup_{cache}", env)
+    out = dict(cache=cache, ready=None, discovered=None, first=None)
+    try:
+        label, client, request = clients[0]
+        while out["discovered"] is None and time.perf_counter() - t0 < 600:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the node exited with {proc.returncode}:\n{log_tail(proc)}")
+            if client.service_is_ready():
+                out["discovered"] = time.perf_counter() - t0
+            else:
+                time.sleep(0.01)
+        took = None
+        while took is None and time.perf_counter() - t0 < 600:     # a request right after discovery can be lost
+            took = ask(bench, client, request, 5.0)
+        out["first"] = time.perf_counter() - t0
+        with open(proc.log_path) as f:
+            ready = [line for line in f if "ready: every answer" in line]
+        if ready:      # its ROS time stamp (wall clock) against this process's wall clock at the start
+            out["ready"] = float(ready[0].split("[")[2].split("]")[0]) - (time.time() - (time.perf_counter() - t0))
+        for label, client, request in clients[1:]:
+            while not client.service_is_ready():
+                time.sleep(0.01)
+            out[label] = ask(bench, client, request, 600.0)
+    finally:
+        stop(proc)
+        for _, client, _ in clients:
+            bench.node.destroy_client(client)
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+    return out
+
+
+def startup(repeats):
+    ns = f"/bench_{os.getpid()}"
+    print(f"# robot_dynamics node: start-up, warm and cold numba cache\n\n{machine_facts()}")
+    print(f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}, namespace {ns}, load average at start "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\n", flush=True)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    bench = Bench(ns)
+    rows = []
+    try:
+        for k in range(repeats):
+            for cache in ("warm", "cold"):
+                print(f"start {k + 1}, {cache} cache ...", flush=True)
+                rows.append(startup_run(bench, ns, cache, k))
+    finally:
+        bench.node.destroy_node()
+        rclpy.try_shutdown()
+        stop_all()
+    print(f"\nload average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    others = ["inverse_dynamics", "hybrid_dynamics", "wrench_to_joint_torques", "constrained_forward_dynamics"]
+    print("| numba cache | ready line s | forward_dynamics discovered s | its first answer s | ready -> first answer s "
+          "| first answer ms: " + " / ".join(others) + " |")
+    print("|---|---:|---:|---:|---:|---:|")
+    fmt = lambda x, f="{:.2f}": "-" if x is None else f.format(x)  # noqa: E731
+    for r in rows:
+        print(f"| {r['cache']} | {fmt(r['ready'])} | {fmt(r['discovered'])} | {fmt(r['first'])} | "
+              f"{fmt(None if r['ready'] is None else r['first'] - r['ready'])} | "
+              + " / ".join(fmt(None if r[o] is None else 1e3 * r[o], "{:.1f}") for o in others) + " |")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=10.0, help="measured seconds per stream (default 10)")
@@ -558,10 +666,14 @@ def main():
                     help="instead: stream to the node (panda) at 1 kHz for SECONDS, in one-minute windows")
     ap.add_argument("--observer", type=int, metavar="REPEATS",
                     help="instead: only the observer comparison (floor, observer off, on), REPEATS times")
+    ap.add_argument("--startup", type=int, metavar="REPEATS",
+                    help="instead: start-up times with a warm and a cold numba cache, REPEATS times")
     ap.add_argument("--echo", metavar="NS", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.echo:
         return echo_main(args.echo)
+    if args.startup:
+        return startup(args.startup)
     if args.soak:
         return soak(args.soak)
     if args.observer:

@@ -33,9 +33,10 @@ RUNNING = []      # every node process of this session; all must be gone at its 
 
 class NodeProcess:
     """`python -m robot_dynamics.ros` under a unique name, with its own joint_states and
-    robot_description topics so that nodes of different tests never hear each other."""
+    robot_description topics so that nodes of different tests never hear each other; env: variables
+    added to the test's environment."""
 
-    def __init__(self, *params, name=None, ros_args=()):
+    def __init__(self, *params, name=None, ros_args=(), env=None):
         self.name = name or f"dyn{os.getpid()}_{next(_names)}"
         self.ns = f"/{self.name}"
         self.joint_states = f"{self.ns}/joint_states_in"
@@ -46,7 +47,8 @@ class NodeProcess:
         args += list(ros_args)          # before the -p overrides, which win when they come last
         for p in params:
             args += ["-p", p]
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+                                     env={**os.environ, **(env or {})})
         RUNNING.append(self)
 
     def output(self):

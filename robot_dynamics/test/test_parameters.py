@@ -61,6 +61,7 @@ BAD = {
     "observer.max_interval": [(0.0, "zero"), (NAN, "NaN"), (60.0, "out of range")],
     "identification.window": [(0.0, "zero"), (2.0, "out of range")],
     "identification.still_velocity": [(-0.01, "negative"), ("fast", "wrong type")],
+    "joint_states_timeout": [(0.0, "zero"), (NAN, "NaN"), (-1.0, "negative"), ("soon", "wrong type")],
 }
 BAD_AT_STARTUP_ONLY = {
     "diagnostics_period": [(0.0, "out of range"), (NAN, "NaN"), ("x", "wrong type")],

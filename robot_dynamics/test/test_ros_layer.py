@@ -86,3 +86,27 @@ def test_request_state_maps_names_and_the_planar_base():
         rs.v([], "velocities", Msg(linear=Msg(x=0.0, y=0.0, z=1.0), angular=Msg(x=0.0, y=0.0, z=0.0)))
     with pytest.raises(ValueError, match="joint_names: unknown joints \\['base_planar'\\]"):
         RequestState(model, ["base_planar"])
+
+
+def test_a_dumped_null_list_is_not_set_and_other_values_stay_refused():
+    """`ros2 param dump` writes a list parameter that is not set as null, which rcl reads back as the
+    string 'null': for a list parameter, taken as not set (its default); a number or a flag refuses it."""
+    checked = params(joints="null", armature="~", contacts__frames="null", contacts__kind="NULL", gravity="null")
+    assert (checked["joints"], checked["armature"], checked["contacts.frames"], checked["contacts.kind"],
+            checked["gravity"]) == ([], [], [], ["point"], [0.0, 0.0, -9.81])
+    assert params(joints="None")["joints"] == []        # a null through `ros2 param load`
+    for name in ("payload.mass", "floating_base", "observer.max_interval"):
+        with pytest.raises(ParameterError, match=f"parameter {name} takes"):
+            params(**{name.replace(".", "__"): "null"})
+
+
+def test_diagnostics_say_stale_input_and_the_names_that_came():
+    from robot_dynamics.ros.diagnostics import period_stats, summary
+    stats = period_stats()
+    level, message, values = summary(stats, 1.0, "puma560", ["joint1"], "", "", "", ["finger"])
+    assert level == "WARN" and message == "waiting for joint_states of ['joint1']; joint_states came naming none " \
+                                          "of them: ['finger']" and values["joint_states names not in the model"] == "finger"
+    level, message, values = summary(stats, 1.0, "puma560", [], "", "", "no joint_states for 2 s")
+    assert (level, message, values["stale input"]) == ("WARN", "stale input: no joint_states for 2 s",
+                                                       "no joint_states for 2 s")
+    assert summary(stats, 1.0, "puma560", [], "", "")[:2] == ("OK", "serving")

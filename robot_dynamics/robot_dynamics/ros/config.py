@@ -30,6 +30,8 @@ class Config:
     contacts: object          # contacts.Contacts, or None: gravity and feedforward with the base held
     unmeasured: list          # joints joint_states cannot give (multi-coordinate, below the root)
     observer: ObserverConfig  # external torques and payload identification (external.py)
+    joint_states_timeout: float = 1.0   # s: stale input, reported on /diagnostics
+    description: str = None   # the URDF text or file path the model was built from
 
 
 def _per_entry(values, n, name, what):
@@ -90,7 +92,8 @@ def build_config(params, description, load_cache):
     root = model.root_joint
     unmeasured = [j for j in model.joints if j.kind in ASSUMED and j is not root]
     return Config(model, joints, out_v, kp, kd, bool(kp.any() or kd.any()), params["feedforward.evaluate_at"],
-                  contacts, unmeasured, observer_config(params, model, joints, out_v))
+                  contacts, unmeasured, observer_config(params, model, joints, out_v),
+                  params["joint_states_timeout"], description)
 
 
 def unmeasured_notice(config):

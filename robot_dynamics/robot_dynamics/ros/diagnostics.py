@@ -13,9 +13,10 @@ def record(stats, seconds):
     stats["latency_max"] = max(stats["latency_max"], seconds)
 
 
-def summary(stats, period, model_name, missing, last_error, no_model):
+def summary(stats, period, model_name, missing, last_error, no_model, stale="", foreign=()):
     """(level: 'OK', 'WARN' or 'ERROR', message, {key: value}) of one period of `period` seconds.
-    model_name None: no model (no_model says why)."""
+    model_name None: no model (no_model says why). stale: what input is stale ('' if none); foreign:
+    the names of the last joint_states message that named none of the model's joints."""
     computed = max(stats["computed"], 1)
     values = {
         "model": model_name or "none",
@@ -24,12 +25,17 @@ def summary(stats, period, model_name, missing, last_error, no_model):
         "compute latency max [us]": f"{1e6 * stats['latency_max']:.1f}",
         "rejected inputs": str(stats["rejected"]),
         "missing joints": " ".join(missing) if model_name else "",
+        "stale input": stale,
+        "joint_states names not in the model": " ".join(foreign),
         "last error": last_error,
     }
     if model_name is None:
         return "ERROR", no_model, values
     if missing:
-        return "WARN", f"waiting for joint_states of {missing}", values
+        came = f"; joint_states came naming none of them: {list(foreign)}" if foreign else ""
+        return "WARN", f"waiting for joint_states of {missing}{came}", values
+    if stale:
+        return "WARN", f"stale input: {stale}", values
     if stats["rejected"]:
         return "WARN", f"{stats['rejected']} inputs rejected", values
     return "OK", "serving", values

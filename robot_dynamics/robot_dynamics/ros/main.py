@@ -107,7 +107,7 @@ def main(args=None, signals_received=()):
                               name="joint_states", daemon=True)
     try:
         if not stop.received:
-            node = DynamicsNode()
+            node = DynamicsNode(interrupted=lambda: bool(stop.received))
             joint_states_executor.add_node(node.joint_states_node)
             thread.start()
             executor.add_node(node)

@@ -146,12 +146,17 @@ def check_response_finite(response):
 
 
 class JointStateMap:
-    """Maps a joint_states name list onto model coordinates; built once per distinct list."""
+    """Maps a joint_states name list onto model coordinates; built once per distinct list. `known`:
+    the list names some model joint; `heard`: when a message with this list was last taken
+    (time.perf_counter(), set by the node; -inf: never)."""
 
     def __init__(self, model, names):
         known = [(k, model.joint_index[n]) for k, n in enumerate(names) if n in model.joint_index]
+        self.names = tuple(names)
         self.duplicates = len(set(names)) != len(names)
         self.src = np.array([k for k, _ in known], dtype=np.intp)
         idx = np.array([j for _, j in known], dtype=np.intp)
         self.iq, self.iv, self.joint = model.joint_offset[0] + idx, model.joint_offset[1] + idx, idx
         self.count = len(names)
+        self.known = bool(known)
+        self.heard = -math.inf

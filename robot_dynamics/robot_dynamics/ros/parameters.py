@@ -241,7 +241,15 @@ PARAMETERS = {
         "a finite number > 0 [rad/s or m/s]", lambda v: _positive([_floats(v, scalar=True)])[0]),
     "diagnostics_period": ParameterSpec(1.0, "seconds between /diagnostics messages (read at start-up)",
                                         "a number of seconds in [0.01, 3600]", _period, read_only=True),
+    "joint_states_timeout": ParameterSpec(
+        1.0, "/diagnostics reports stale input (WARN) when no joint_states came for this long [s], or some model "
+             "joint was not in any message for this long", "a number of seconds in (0, 3600]",
+        _in_range(0.0, 3600.0, low_open=True)),
 }
+#: what a YAML null becomes, a string: `ros2 param dump` writes a parameter that is not set (an empty
+#: list in a parameter file arrives so) as `null`; rcl's parameter file reader passes it on as written,
+#: `ros2 param load` (rclpy's parameter_dict_from_yaml_file) as 'None'
+NULLS = ("null", "Null", "NULL", "~", "None")
 
 
 def shown(value):
@@ -257,6 +265,8 @@ def check_parameter(name, value):
     spec = PARAMETERS[name]
     if value is None:       # not set: rcl reads an empty list in a parameter file ([]) so
         value = spec.default
+    elif isinstance(spec.default, list) and isinstance(value, str) and value.strip() in NULLS:
+        value = spec.default    # a dump of a list that was not set, read back: null, as a string
     try:
         return spec.check(value)
     except (TypeError, ValueError) as exc:
