@@ -161,6 +161,36 @@ EXPECTED = {
         'header': 'std_msgs/Header',
         'wrenches': WRENCHES,
     },
+    'CentroidalState': {
+        'header': 'std_msgs/Header',
+        'com': 'geometry_msgs/Point',
+        'com_velocity': 'geometry_msgs/Vector3',
+        'linear_momentum': 'geometry_msgs/Vector3',
+        'angular_momentum': 'geometry_msgs/Vector3',
+        'base_twist_measured': 'boolean',
+    },
+    'InverseKinematics.Request': {
+        'frame': 'string',
+        'target': 'geometry_msgs/PoseStamped',
+        'position_only': 'boolean',
+        'weights': F64_SEQ,
+        'joint_names': STR_SEQ,
+        'seed_positions': F64_SEQ,
+        'seed_base_pose': 'geometry_msgs/Pose',
+        'tolerance': 'double',
+        'max_iterations': 'uint32',
+        'restarts': 'uint32',
+    },
+    'InverseKinematics.Response': {
+        'success': 'boolean',
+        'message': 'string',
+        'converged': 'boolean',
+        'error': 'double',
+        'iterations': 'uint32',
+        'joint_names': STR_SEQ,
+        'positions': F64_SEQ,
+        'base_pose': 'geometry_msgs/Pose',
+    },
 }
 
 
@@ -181,7 +211,7 @@ def test_fields_and_types(name):
 
 def test_services_have_type_support_and_names():
     for name in ('InverseDynamics', 'ForwardDynamics', 'HybridDynamics', 'WrenchToJointTorques', 'IdentifyPayload',
-                 'ConstrainedForwardDynamics'):
+                 'ConstrainedForwardDynamics', 'InverseKinematics'):
         service = getattr(srv, name)
         assert service.Request.__name__ == f'{name}_Request'
         assert service.Response.__name__ == f'{name}_Response'
@@ -189,9 +219,20 @@ def test_services_have_type_support_and_names():
         for cls in (service, service.Request, service.Response):
             type(cls).__import_type_support__()
             assert cls._TYPE_SUPPORT is not None
-    for cls in (msg.LinkWrench, msg.Contact, msg.ContactForces):
+    for cls in (msg.LinkWrench, msg.Contact, msg.ContactForces, msg.CentroidalState):
         type(cls).__import_type_support__()
         assert cls._TYPE_SUPPORT is not None
+
+
+def test_inverse_kinematics_defaults_are_the_librarys():
+    """The request's defaults (in the .srv) are rd.inverse_kinematics' own."""
+    import inspect
+
+    from robot_dynamics import dynamics as rd
+    defaults = inspect.signature(rd.inverse_kinematics).parameters
+    request = srv.InverseKinematics.Request()
+    for field in ('tolerance', 'max_iterations', 'restarts'):
+        assert getattr(request, field) == defaults[field].default, field
 
 
 def test_package_manifest():

@@ -5,6 +5,7 @@ Topics (relative, so `namespace` and remapping work):
   in  robot_description       std_msgs/String (transient local), used when no description parameter
   in  ~/reference             trajectory_msgs/JointTrajectory, first point used
   in  ~/base_pose             geometry_msgs/PoseStamped, models with a floating or planar root
+  in  ~/base_twist            geometry_msgs/TwistStamped, the same models: the base's velocity for ~/centroidal
   out ~/gravity_torques       sensor_msgs/JointState     g(q)
   out ~/gravity_commands      std_msgs/Float64MultiArray g(q) in `joints` order
   out ~/feedforward_torques   sensor_msgs/JointState     computed-torque feedforward
@@ -13,9 +14,11 @@ Topics (relative, so `namespace` and remapping work):
   out ~/external_wrench       geometry_msgs/WrenchStamped the wrench at observer.wrench_frame explaining r
   out ~/contact               robot_dynamics_interfaces/Contact  some |r_i| over observer.contact_threshold
   out ~/contact_forces        robot_dynamics_interfaces/ContactForces  with contacts.frames
+  out ~/centroidal            robot_dynamics_interfaces/CentroidalState  floating or planar root: c, cdot, h_G
   out /diagnostics            diagnostic_msgs/DiagnosticArray
 Services ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_joint_torques,
-~/constrained_forward_dynamics, ~/identify_payload (asynchronous: it records joint_states for a while).
+~/constrained_forward_dynamics, ~/identify_payload (asynchronous: it records joint_states for a while),
+~/inverse_kinematics.
 Every parameter is documented in config/dynamics.yaml and checked by parameters.py.
 
 Each feature is a part (ros/parts/): its publishers, subscriptions and services, its state, its status
@@ -41,11 +44,13 @@ from .config import build_config
 from .messages import check_response_finite, error_text
 from .parameters import PARAMETERS, ParameterError, StartupError, check_parameter, check_parameters
 from .parts.base import HELD
+from .parts.centroidal import CentroidalOutput
 from .parts.diagnostics import Diagnostics
 from .parts.external import ExternalTorquesOutput
 from .parts.feedforward import ReferenceFeedforward
 from .parts.gravity import GravityOutput
 from .parts.identification import PayloadIdentification
+from .parts.inverse_kinematics import InverseKinematicsService
 from .parts.joint_states import JointStatesInput
 from .parts.services import DynamicsServices
 from .parts.standing import Standing
@@ -57,7 +62,8 @@ DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 #: the node's parts, made in this order (each may use those before it) and answering each joint_states
 #: message in this order (gravity first: the control path). A feature is one more line here.
 PARTS = (JointStatesInput, GravityOutput, ReferenceFeedforward, Standing, ExternalTorquesOutput,
-         PayloadIdentification, DynamicsServices, Diagnostics)
+         PayloadIdentification, DynamicsServices, Diagnostics, CentroidalOutput,
+         InverseKinematicsService)
 
 
 class DynamicsNode(Node):

@@ -20,6 +20,7 @@ class MeasuredState:
         self.complete, self.missing = False, list(model.joint_names)
         self.maps = {}
         self.jmap = None        # the JointStateMap of the last message taken
+        self.base_frame = ""    # the header.frame_id of the last ~/base_pose taken: the world frame's name
 
     def take(self, names, position, velocity, effort=()):
         """One joint_states message (names, and positions, velocities and efforts as float arrays):
@@ -46,10 +47,11 @@ class MeasuredState:
             self.missing = [n for n, s in zip(self.model.joint_names, self.seen) if not s]
         return None
 
-    def take_base_pose(self, pose):
-        """A geometry_msgs Pose of the root link; ValueError naming the problem (the state is then
-        unchanged), or if the model has no floating or planar root."""
+    def take_base_pose(self, pose, frame_id=""):
+        """A geometry_msgs Pose of the root link in the world frame `frame_id`; ValueError naming the
+        problem (the state is then unchanged), or if the model has no floating or planar root."""
         root = self.model.root_joint
         if root is None:
             raise ValueError(f"model {self.model.name!r} has no floating or planar root joint")
         self.q[:root.nq] = root_coordinates(self.model, pose)
+        self.base_frame = frame_id

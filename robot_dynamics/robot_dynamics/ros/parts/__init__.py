@@ -17,6 +17,8 @@ joint_states message; `ros/node.py` (DynamicsNode) makes them and wires them.
     services        DynamicsServices: ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics,
                     ~/wrench_to_joint_torques
     diagnostics     Diagnostics: /diagnostics, one status per part that has one
+    centroidal      CentroidalOutput: ~/centroidal (floating or planar root), ~/base_twist
+    inverse_kinematics  InverseKinematicsService: ~/inverse_kinematics
 
 A new feature is a new part (a module here) and one line in `node.PARTS`. The plain logic each part
 calls (no rclpy) stays in `ros/*.py`, tested without DDS.

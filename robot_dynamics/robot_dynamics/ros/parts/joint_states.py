@@ -125,7 +125,7 @@ class JointStatesInput(Part):
             if node.config is None or node.config.model.root_joint is None:
                 return
             try:
-                node.state.take_base_pose(msg.pose)
+                node.state.take_base_pose(msg.pose, msg.header.frame_id)
                 return
             except ValueError as exc:
                 warning = node.reject(f"base_pose rejected: {exc}")
