@@ -148,7 +148,7 @@ def check_response_finite(response):
 class JointStateMap:
     """Maps a joint_states name list onto model coordinates; built once per distinct list. `known`:
     the list names some model joint; `heard`: when a message with this list was last taken
-    (time.perf_counter(), set by the node; -inf: never)."""
+    (time.perf_counter(), set by the node; -inf: never); `taken`: one was."""
 
     def __init__(self, model, names):
         known = [(k, model.joint_index[n]) for k, n in enumerate(names) if n in model.joint_index]
@@ -160,3 +160,4 @@ class JointStateMap:
         self.count = len(names)
         self.known = bool(known)
         self.heard = -math.inf
+        self.taken = False      # a message with this list was taken (MeasuredState)

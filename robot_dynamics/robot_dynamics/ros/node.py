@@ -15,7 +15,8 @@ Topics (relative, so `namespace` and remapping work):
   out ~/contact_forces        robot_dynamics_interfaces/ContactForces  with contacts.frames
   out /diagnostics            diagnostic_msgs/DiagnosticArray
 Services ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_joint_torques,
-~/constrained_forward_dynamics, ~/identify_payload (asynchronous: it records joint_states for a while).
+~/constrained_forward_dynamics, ~/constrained_inverse_dynamics, ~/identify_payload (asynchronous: it
+records joint_states for a while).
 Every parameter is documented in config/dynamics.yaml and checked by parameters.py.
 
 Each feature is a part (ros/parts/): its publishers, subscriptions and services, its state, its status
@@ -41,6 +42,7 @@ from .config import build_config
 from .messages import check_response_finite, error_text
 from .parameters import PARAMETERS, ParameterError, StartupError, check_parameter, check_parameters
 from .parts.base import HELD
+from .parts.closed_chain import ClosedChain
 from .parts.diagnostics import Diagnostics
 from .parts.external import ExternalTorquesOutput
 from .parts.feedforward import ReferenceFeedforward
@@ -56,7 +58,7 @@ DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 
 #: the node's parts, made in this order (each may use those before it) and answering each joint_states
 #: message in this order (gravity first: the control path). A feature is one more line here.
-PARTS = (JointStatesInput, GravityOutput, ReferenceFeedforward, Standing, ExternalTorquesOutput,
+PARTS = (JointStatesInput, ClosedChain, GravityOutput, ReferenceFeedforward, Standing, ExternalTorquesOutput,
          PayloadIdentification, DynamicsServices, Diagnostics)
 
 
