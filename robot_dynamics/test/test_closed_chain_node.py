@@ -147,6 +147,31 @@ def test_the_feedforward_is_the_constrained_inverse_dynamics_of_the_reference(cl
     assert close(out.effort, tau[[0, 3]], 1e-8)
 
 
+def test_a_reference_of_the_motors_alone_is_completed_from_the_loop(client, five_bar, model):
+    """The passive joints joint_states does not carry may be left out of the reference too (the
+    five-bar demo's controller sends the motors only); a motor left out is refused by name."""
+    q = closed(model, [0.25, -0.15])
+    J = rd.constraint_jacobian(model, q, 0, (), SPEC)[0]
+    v, a = np.zeros(5), np.zeros(5)
+    v[[0, 3]], a[[0, 3]] = [-0.4, 0.6], [1.5, -0.5]
+    v[[1, 2, 4]] = np.linalg.lstsq(J[:, [1, 2, 4]], -J[:, [0, 3]] @ v[[0, 3]], rcond=None)[0]
+    drift = rd.constraint_jacobian(model, q, v, (), SPEC)[1]
+    a[[1, 2, 4]] = np.linalg.lstsq(J[:, [1, 2, 4]], -(J[:, [0, 3]] @ a[[0, 3]] + drift), rcond=None)[0]
+    tau = rd.constrained_inverse_dynamics(model, q, v, a, MOTORS, loops=SPEC)[0]
+    ref = JointTrajectory(joint_names=MOTORS, points=[JointTrajectoryPoint(
+        positions=list(q[[0, 3]]), velocities=list(v[[0, 3]]), accelerations=list(a[[0, 3]]))])
+    ref.header.stamp.sec = 43
+    out = answer(client, five_bar, "feedforward_torques", JointState, 43 * 10**9,
+                 lambda: client.publish(JointTrajectory, f"{five_bar.ns}/reference", ref))
+    assert close(out.effort, tau[[0, 3]], 1e-8)
+    ref.joint_names, ref.header.stamp.sec = ["left_base_joint"], 44
+    for field in ("positions", "velocities", "accelerations"):
+        setattr(ref.points[0], field, getattr(ref.points[0], field)[:1])
+    client.publish(JointTrajectory, f"{five_bar.ns}/reference", ref)
+    client.wait_for(lambda: "missing joints ['right_base_joint']" in five_bar.output(), timeout=30.0,
+                    what="the refusal naming the motor")
+
+
 def cid_request(names, q, **fields):
     return ConstrainedInverseDynamics.Request(joint_names=names, positions=list(map(float, q)), **fields)
 
