@@ -5,7 +5,7 @@ and the momentum observer's cost.
     source install/setup.bash; python bench/bench_node.py --soak 600     # only the soak: panda at 1 kHz for 600 s
     source install/setup.bash; python bench/bench_node.py --observer 3   # only the observer comparison, repeated 3 times
     source install/setup.bash; python bench/bench_node.py --startup 3    # only start-up: warm and cold numba cache
-    source install/setup.bash; python bench/bench_node.py --five-bar 5   # only the five-bar's callback, in-process
+    source install/setup.bash; python bench/bench_node.py --five-bar 5   # only the five-bar callback, in-process
 
 The observer comparison (also at the end of the default run, once): panda at 1 kHz with joint_states
 that carry efforts, the echo floor on the same messages, the node with `observer.enabled: false`
