@@ -21,7 +21,7 @@ OVERLAY = source install/setup.bash &&
 SOAK   ?=
 export OPENBLAS_NUM_THREADS := 1
 
-.PHONY: venv test demo demo-legged bench clean clean-cache
+.PHONY: venv test demo demo-legged demo-five-bar bench clean clean-cache
 
 $(STAMP): $(REQS) scripts/write_underlay.sh
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -48,6 +48,9 @@ demo: $(BUILT)   # the node in closed loop with a simulated arm (MuJoCo); table 
 
 demo-legged: $(BUILT)   # solo12 standing in MuJoCo on the node's contact-consistent gravity torques; out/legged_demo.png
 	$(OVERLAY) install/robot_dynamics/lib/robot_dynamics/legged_demo
+
+demo-five-bar: $(BUILT)   # a five-bar parallel robot (closed loop) held and driven round a circle by the node; out/five_bar_demo.png
+	$(OVERLAY) install/robot_dynamics/lib/robot_dynamics/five_bar_demo
 
 bench: $(BUILT)
 	$(OVERLAY) python bench/bench_dynamics.py

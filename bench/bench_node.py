@@ -5,6 +5,7 @@ and the momentum observer's cost.
     source install/setup.bash; python bench/bench_node.py --soak 600     # only the soak: panda at 1 kHz for 600 s
     source install/setup.bash; python bench/bench_node.py --observer 3   # only the observer comparison, repeated 3 times
     source install/setup.bash; python bench/bench_node.py --startup 3    # only start-up: warm and cold numba cache
+    source install/setup.bash; python bench/bench_node.py --five-bar 5   # only the five-bar callback, in-process
 
 The observer comparison (also at the end of the default run, once): panda at 1 kHz with joint_states
 that carry efforts, the echo floor on the same messages, the node with `observer.enabled: false`
@@ -35,6 +36,9 @@ Start-up (--startup): the node (panda) started as a user starts it, with numba's
 (warm) and with an empty one (NUMBA_CACHE_DIR, cold: every kernel compiled); from the start of the
 process, when its "ready" line comes (a node without one: -), when ~/forward_dynamics is discovered
 and answers its first request (sent at once), then the first answer of each other service.
+
+The five-bar (also at the end of the default run): the joint_states callback called in-process on a
+closed chain (the loop, the passive joints assembled) against the plain node on the same URDF.
 
 DDS is isolated: a random ROS_DOMAIN_ID (or $BENCH_ROS_DOMAIN_ID), localhost discovery only,
 and a unique namespace.  Every child runs in its own process group and is killed on exit.
@@ -655,6 +659,85 @@ def startup(repeats):
     return 0
 
 
+FIVE_BAR_LOOP = "end_effector right_distal_tip 6d"
+FIVE_BAR_MOTORS = ["left_base_joint", "right_base_joint"]
+
+
+def five_bar_callback(messages=20000, repeats=5):
+    """The joint_states callback called in-process (no DDS: the joint_states part's on_joint_states, the
+    publishes included) on the bundled five-bar, `repeats` alternating rounds of `messages` messages
+    each, on 16 closed configurations cycled (velocities on the loop): the plain node (every joint in
+    joint_states, g(q)), the node with the loop and joint_states carrying every joint (constrained
+    gravity) and with the motors only (the three passive joints assembled, then constrained gravity).
+    Returns {case: median us per message}. rclpy must be initialised."""
+    from rclpy.parameter import Parameter
+    from robot_dynamics import dynamics as rd
+    from robot_dynamics import load_urdf
+    from robot_dynamics.resources import bundled_urdf
+    from robot_dynamics.ros.node import DynamicsNode
+    urdf = bundled_urdf("five_bar")
+    model = load_urdf(urdf)
+    spec = (tuple(FIVE_BAR_LOOP.split()),)
+    motors = [model.joint_index[n] for n in FIVE_BAR_MOTORS]
+    rng = np.random.default_rng(0)
+    states = []
+    for _ in range(16):
+        q = np.zeros(model.nq)
+        q[motors] = rng.uniform(-0.3, 0.3, 2)
+        q = rd.assemble(model, q, spec, fixed=FIVE_BAR_MOTORS)
+        J = rd.constraint_jacobian(model, q, 0, (), spec)[0]
+        v = rng.uniform(-1.0, 1.0, model.nv)
+        states.append((q, v - np.linalg.pinv(J) @ (J @ v)))
+
+    def msgs(names):
+        index = [model.joint_index[n] for n in names]
+        return [JointState(name=list(names), position=q[index].tolist(), velocity=v[index].tolist()) for q, v in states]
+
+    loop = [Parameter("loops", value=[FIVE_BAR_LOOP])]
+    cases = {"plain (5 joints, g(q))": ([], model.joint_names),
+             "loop, 5 joints in joint_states": (loop + [Parameter("actuated_joints", value=FIVE_BAR_MOTORS)],
+                                                model.joint_names),
+             "loop, motors only (3 assembled)": (loop, FIVE_BAR_MOTORS)}
+    nodes, calls, times = {}, {}, {label: [] for label in cases}
+    try:
+        for label, (params, names) in cases.items():
+            node = DynamicsNode(parameter_overrides=[Parameter("urdf_file", value=urdf)] + params)
+            nodes[label] = node
+            part = next(p for p in node.parts if hasattr(p, "on_joint_states"))
+            calls[label] = (part.on_joint_states, msgs(names))
+        for _ in range(repeats):
+            for label, (callback, pool) in calls.items():
+                stamp, t0 = 0, time.perf_counter()
+                for k in range(messages):
+                    msg = pool[k % 16]
+                    stamp += 1000
+                    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 10**9)
+                    callback(msg)
+                times[label].append((time.perf_counter() - t0) / messages * 1e6)
+        for label, node in nodes.items():      # every message answered (diagnostics has not reset the counters)
+            stats = node.stats
+            if stats["rejected"] or stats["computed"] != stats["messages"]:
+                raise RuntimeError(f"{label}: {stats['rejected']} messages rejected, {stats['computed']} of "
+                                   f"{stats['messages']} answered: {node.last_error}")
+    finally:
+        for node in nodes.values():
+            node.destroy_node()
+    return {label: float(np.median(t)) for label, t in times.items()}
+
+
+def print_five_bar_callback(medians, messages, repeats):
+    print(f"\n### Closed chain: the five-bar's joint_states callback in-process ({messages} messages, median of "
+          f"{repeats} alternating rounds)\n")
+    print("| node | us per message | over the plain node us |")
+    print("|---|---:|---:|")
+    plain = next(iter(medians.values()))
+    for label, us in medians.items():
+        print(f"| {label} | {us:.1f} | {us - plain:+.1f} |")
+    worst = max(medians.values()) - plain
+    print(f"\n- five-bar callback within 100 us of the plain one: {worst:+.1f} us: "
+          f"{'met' if worst <= 100 else 'NOT met'}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=10.0, help="measured seconds per stream (default 10)")
@@ -668,6 +751,8 @@ def main():
                     help="instead: only the observer comparison (floor, observer off, on), REPEATS times")
     ap.add_argument("--startup", type=int, metavar="REPEATS",
                     help="instead: start-up times with a warm and a cold numba cache, REPEATS times")
+    ap.add_argument("--five-bar", type=int, metavar="REPEATS",
+                    help="only the five-bar's in-process callback (closed chain vs plain), that many rounds")
     ap.add_argument("--echo", metavar="NS", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.echo:
@@ -678,6 +763,13 @@ def main():
         return soak(args.soak)
     if args.observer:
         return observer_only(args.duration, args.warmup, args.observer)
+    if args.five_bar:
+        rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+        try:
+            print_five_bar_callback(five_bar_callback(repeats=args.five_bar), 20000, args.five_bar)
+        finally:
+            rclpy.try_shutdown()
+        return 0
 
     from robot_dynamics import load_urdf
     import logging
@@ -740,6 +832,7 @@ def main():
             finally:
                 stop(proc)
         observer_rows = observer_comparison(bench, ns, args.duration, args.warmup, 1)
+        five_bar = five_bar_callback()
     finally:
         bench.node.destroy_node()
         rclpy.try_shutdown()
@@ -778,6 +871,7 @@ def main():
               f"sends fell behind: a stall) during: {', '.join(busy)}.  Repeat the run before quoting these numbers.")
 
     print_observer_rows(observer_rows, args.duration)
+    print_five_bar_callback(five_bar, 20000, 5)
 
     print("\n### targets\n")
     arm = streams[1][2]

@@ -70,6 +70,8 @@ setup(
             "closed_loop_demo = robot_dynamics.executables:closed_loop_demo",
             "sim_legged = robot_dynamics.executables:sim_legged",
             "legged_demo = robot_dynamics.executables:legged_demo",
+            "sim_five_bar = robot_dynamics.executables:sim_five_bar",
+            "five_bar_demo = robot_dynamics.executables:five_bar_demo",
             # the library's command line: robot-dynamics info/torques/demo
             "robot-dynamics = robot_dynamics.cli:main",
         ],

@@ -46,6 +46,16 @@ def legged_demo():
     return _run("robot_dynamics.demo.legged_demo")
 
 
+def sim_five_bar():
+    """The five-bar demo's simulated parallel robot (MuJoCo)."""
+    return _run("robot_dynamics.demo.sim_five_bar")
+
+
+def five_bar_demo():
+    """The five-bar demo: node + simulated five-bar (closed loop), table and plot."""
+    return _run("robot_dynamics.demo.five_bar_demo")
+
+
 if __name__ == "__main__":      # python -m robot_dynamics.executables <name> [--ros-args ...]
     name = sys.argv.pop(1)
     sys.exit(globals()[name]())

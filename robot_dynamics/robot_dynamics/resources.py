@@ -8,6 +8,7 @@ MODELS = {
     "puma560": "puma560.urdf",                 # the default arm
     "planar_2link": "planar_2link.urdf",
     "floating_base_biped": "floating_base_biped.urdf",
+    "five_bar": "five_bar.urdf",               # a parallel robot: a tree closed by a loop
 }
 DEFAULT_MODEL = "puma560"
 

@@ -89,8 +89,8 @@ print(" ".join(sorted(f for f in os.listdir(os.path.join(get_package_prefix("rob
     assert module.startswith(install) and interfaces.startswith(install), (module, interfaces)
     assert prefix == os.path.join(install, "robot_dynamics")
     assert launch_files.split() == ["demo.launch.py", "dynamics.launch.py"]
-    assert executables.split() == ["closed_loop_demo", "dynamics_node", "legged_demo", "robot-dynamics", "sim_arm",
-                                   "sim_legged"]
+    assert executables.split() == ["closed_loop_demo", "dynamics_node", "five_bar_demo", "legged_demo",
+                                   "robot-dynamics", "sim_arm", "sim_five_bar", "sim_legged"]
 
 
 def test_colcon_test_runs_the_package_tests(workspace):

@@ -191,6 +191,34 @@ EXPECTED = {
         'positions': F64_SEQ,
         'base_pose': 'geometry_msgs/Pose',
     },
+    'ConstrainedInverseDynamics.Request': {
+        'joint_names': STR_SEQ,
+        'positions': F64_SEQ,
+        'velocities': F64_SEQ,
+        'accelerations': F64_SEQ,
+        'base_pose': 'geometry_msgs/Pose',
+        'base_twist': 'geometry_msgs/Twist',
+        'base_acceleration': 'geometry_msgs/Accel',
+        'actuated_joints': STR_SEQ,
+        'passive_efforts': F64_SEQ,
+        'contact_frames': STR_SEQ,
+        'contact_kinds': STR_SEQ,
+        'loop_frames_a': STR_SEQ,
+        'loop_frames_b': STR_SEQ,
+        'loop_kinds': STR_SEQ,
+        'objective': 'string',
+        'least_squares': 'boolean',
+    },
+    'ConstrainedInverseDynamics.Response': {
+        'success': 'boolean',
+        'message': 'string',
+        'joint_names': STR_SEQ,
+        'positions': F64_SEQ,
+        'velocities': F64_SEQ,
+        'accelerations': F64_SEQ,
+        'efforts': F64_SEQ,
+        'constraint_wrenches': WRENCHES,
+    },
 }
 
 
@@ -211,7 +239,7 @@ def test_fields_and_types(name):
 
 def test_services_have_type_support_and_names():
     for name in ('InverseDynamics', 'ForwardDynamics', 'HybridDynamics', 'WrenchToJointTorques', 'IdentifyPayload',
-                 'ConstrainedForwardDynamics', 'InverseKinematics'):
+                 'ConstrainedForwardDynamics', 'ConstrainedInverseDynamics', 'InverseKinematics'):
         service = getattr(srv, name)
         assert service.Request.__name__ == f'{name}_Request'
         assert service.Response.__name__ == f'{name}_Response'

@@ -299,7 +299,7 @@ def test_a_parameter_dump_loads_back(client, puma_model):
     finally:
         assert first.stop() == 0, first.output()
     assert before["joints"] == [] and before["contacts"]["frames"] == [] and before["armature"] == [], text
-    nulls = text.replace("joints: []", "joints: null").replace("armature: []", "armature: null").replace(
+    nulls = text.replace(" joints: []", " joints: null").replace("armature: []", "armature: null").replace(
         "frames: []", "frames: null")
     assert nulls.count("null") == 3
     for written in (text, nulls):

@@ -15,7 +15,8 @@ import pytest
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(PACKAGE)
 TOP_LEVEL = {"package.xml", "setup.py", "setup.cfg", "resource", "robot_dynamics", "launch", "config", "urdf", "test"}
-EXECUTABLES = ["closed_loop_demo", "dynamics_node", "legged_demo", "sim_arm", "sim_legged"]
+EXECUTABLES = ["closed_loop_demo", "dynamics_node", "five_bar_demo", "legged_demo", "sim_arm", "sim_five_bar",
+               "sim_legged"]
 
 
 def tracked(*paths):

@@ -11,6 +11,7 @@ from ..payload import PayloadError, add_payload
 from ..urdf import load_urdf
 from .external import ObserverConfig, observer_config
 from . import contacts as _contacts
+from . import loops as _loops
 from .parameters import ParameterError
 
 #: what the node assumes for a coordinate joint_states cannot give
@@ -32,6 +33,7 @@ class Config:
     observer: ObserverConfig  # external torques and payload identification (external.py)
     joint_states_timeout: float = 1.0   # s: stale input, reported on /diagnostics
     description: str = None   # the URDF text or file path the model was built from
+    loops: object = None      # loops.Loops, or None: no closed kinematic loops
 
 
 def _per_entry(values, n, name, what):
@@ -73,7 +75,8 @@ def build_config(params, description, load_cache):
         model.armature = _per_entry(params["armature"], len(model.joint_names), "armature",
                                     f"model joint {model.joint_names}")
     _add_payload(model, params)
-    joints = params["joints"] or list(model.joint_names)
+    _loops.check_joints(model, params["actuated_joints"])   # the output joints' default: named as itself
+    joints = params["joints"] or params["actuated_joints"] or list(model.joint_names)
     unknown = [j for j in joints if j not in model.joint_index]
     if unknown:
         raise ParameterError("joints", f"parameter joints: unknown joints {unknown}; the model's "
@@ -89,11 +92,12 @@ def build_config(params, description, load_cache):
                                         "they give are not finite (values too large)")
     kp, kd = gains["feedforward.kp"], gains["feedforward.kd"]
     contacts = _contacts.build(params, model)
+    loops = _loops.build(params, model, contacts)
     root = model.root_joint
     unmeasured = [j for j in model.joints if j.kind in ASSUMED and j is not root]
     return Config(model, joints, out_v, kp, kd, bool(kp.any() or kd.any()), params["feedforward.evaluate_at"],
                   contacts, unmeasured, observer_config(params, model, joints, out_v),
-                  params["joint_states_timeout"], description)
+                  params["joint_states_timeout"], description, loops)
 
 
 def unmeasured_notice(config):

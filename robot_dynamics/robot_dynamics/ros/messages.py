@@ -50,15 +50,17 @@ def root_coordinates(model, pose, what="base_pose"):
         raise ValueError(f"{what}.{text}" if text.startswith(("position", "orientation")) else f"{what}: {text}") from None
 
 
-def check_names(names, model, what, complete=True):
-    """Duplicate, unknown and (if complete) missing joint names, each named in the error."""
+def check_names(names, model, what, complete=True, optional=None):
+    """Duplicate, unknown and (if complete) missing joint names, each named in the error; optional: a
+    mask over the model's joints that may be missing (a closed chain's loop joints)."""
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"{what}: duplicate joint names {dup}")
     unknown = [n for n in names if n not in model.joint_index]
     if unknown:
         raise ValueError(f"{what}: unknown joints {unknown}; the model's joints are {model.joint_names}")
-    missing = [n for n in model.joint_names if n not in names] if complete else []
+    missing = [n for k, n in enumerate(model.joint_names)
+               if n not in names and (optional is None or not optional[k])] if complete else []
     if missing:
         raise ValueError(f"{what}: missing joints {missing}")
 
@@ -68,10 +70,10 @@ class RequestState:
     floating or planar base) takes the request's base fields; an unset base_pose leaves it at its
     neutral configuration."""
 
-    def __init__(self, model, joint_names):
+    def __init__(self, model, joint_names, optional=None):
         self.model = model
         self.names = list(joint_names) or list(model.joint_names)
-        check_names(self.names, model, "joint_names")
+        check_names(self.names, model, "joint_names", optional=optional)
         qo, vo = model.joint_offset
         idx = np.array([model.joint_index[n] for n in self.names], dtype=np.intp)
         self.iq, self.iv = qo + idx, vo + idx
@@ -148,7 +150,7 @@ def check_response_finite(response):
 class JointStateMap:
     """Maps a joint_states name list onto model coordinates; built once per distinct list. `known`:
     the list names some model joint; `heard`: when a message with this list was last taken
-    (time.perf_counter(), set by the node; -inf: never)."""
+    (time.perf_counter(), set by the node; -inf: never); `taken`: one was."""
 
     def __init__(self, model, names):
         known = [(k, model.joint_index[n]) for k, n in enumerate(names) if n in model.joint_index]
@@ -160,3 +162,4 @@ class JointStateMap:
         self.count = len(names)
         self.known = bool(known)
         self.heard = -math.inf
+        self.taken = False      # a message with this list was taken (MeasuredState)

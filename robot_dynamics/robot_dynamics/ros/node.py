@@ -17,8 +17,8 @@ Topics (relative, so `namespace` and remapping work):
   out ~/centroidal            robot_dynamics_interfaces/CentroidalState  floating or planar root: c, cdot, h_G
   out /diagnostics            diagnostic_msgs/DiagnosticArray
 Services ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_joint_torques,
-~/constrained_forward_dynamics, ~/identify_payload (asynchronous: it records joint_states for a while),
-~/inverse_kinematics.
+~/constrained_forward_dynamics, ~/constrained_inverse_dynamics, ~/identify_payload (asynchronous: it
+records joint_states for a while), ~/inverse_kinematics.
 Every parameter is documented in config/dynamics.yaml and checked by parameters.py.
 
 Each feature is a part (ros/parts/): its publishers, subscriptions and services, its state, its status
@@ -45,6 +45,7 @@ from .messages import check_response_finite, error_text
 from .parameters import PARAMETERS, ParameterError, StartupError, check_parameter, check_parameters
 from .parts.base import HELD
 from .parts.centroidal import CentroidalOutput
+from .parts.closed_chain import ClosedChain
 from .parts.diagnostics import Diagnostics
 from .parts.external import ExternalTorquesOutput
 from .parts.feedforward import ReferenceFeedforward
@@ -61,9 +62,8 @@ DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 
 #: the node's parts, made in this order (each may use those before it) and answering each joint_states
 #: message in this order (gravity first: the control path). A feature is one more line here.
-PARTS = (JointStatesInput, GravityOutput, ReferenceFeedforward, Standing, ExternalTorquesOutput,
-         PayloadIdentification, DynamicsServices, Diagnostics, CentroidalOutput,
-         InverseKinematicsService)
+PARTS = (JointStatesInput, ClosedChain, GravityOutput, ReferenceFeedforward, Standing, ExternalTorquesOutput,
+         PayloadIdentification, DynamicsServices, Diagnostics, CentroidalOutput, InverseKinematicsService)
 
 
 class DynamicsNode(Node):

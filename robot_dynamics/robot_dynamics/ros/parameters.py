@@ -116,6 +116,22 @@ def _contact_kind(value):
     return list(value)
 
 
+def _loops(value):
+    """loops: a list of strings "frame_a frame_b kind" (kind point or 6d), one per loop; kept as given
+    (the frames are checked against the model when the configuration is built: ros/loops.py)."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise TypeError
+    for text in value:
+        words = text.split()
+        if len(words) != 3:
+            raise ValueError(f"{text!r} is not 'frame_a frame_b kind'")
+        if words[2] not in CONTACT_KINDS:
+            raise ValueError(f"{text!r}: unknown kind {words[2]!r}")
+        if words[0] == words[1]:
+            raise ValueError(f"{text!r} holds a frame to itself")
+    return list(value)
+
+
 def _payload_inertia(value):
     """ixx iyy izz ixy ixz iyz of a rigid body about its centre of mass: positive semi-definite, and
     its principal moments satisfy the triangle inequality (I1 + I2 >= I3), as the URDF loader asks."""
@@ -181,6 +197,16 @@ PARAMETERS = {
         ["point"], "contact kind: 'point' (a force at the frame origin) or '6d' (a wrench: a flat foot), one "
                    "for every contact or one per contacts.frames entry",
         f"one of {', '.join(CONTACT_KINDS)}, or a list of them (one per contacts.frames entry)", _contact_kind),
+    # closed kinematic loops (ros/loops.py): constrained gravity and feedforward on the actuated joints
+    "loops": ParameterSpec(
+        [], "closed kinematic loops, one string 'frame_a frame_b kind' per loop (kind point or 6d): the two "
+            "frames are held together; gravity and feedforward torques become the constrained inverse dynamics "
+            "on the actuated joints, and loop joints joint_states does not carry are assembled (empty: none)",
+        "a list of strings 'frame_a frame_b kind' (two distinct frames of the model, kind point or 6d), "
+        "e.g. ['end_effector right_distal_tip 6d']", _loops),
+    "actuated_joints": ParameterSpec(
+        [], "the joints with motors, the others passive (free, zero torque), with loops (empty: every joint "
+            "joint_states carries)", "a list of distinct joint names of the model", _names),
     "joints": ParameterSpec([], "output joint order (empty: the model's actuated joints)",
                             "a list of distinct joint names of the model", _names),
     "gravity": ParameterSpec([0.0, 0.0, -9.81], "gravity in the world frame [m/s^2]",

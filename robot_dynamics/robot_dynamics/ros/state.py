@@ -11,16 +11,29 @@ MAX_MAPS = 64       # name lists remembered (one per publisher, usually)
 
 
 class MeasuredState:
-    """q and v of the model from the messages so far; `complete` once every model joint was heard."""
+    """q and v of the model from the messages so far; `complete` once every model joint was heard,
+    but for the `optional` ones (a closed chain's passive joints, which the node assembles)."""
 
     def __init__(self, model):
         self.model = model
         self.q, self.v = rd.neutral(model), np.zeros(model.nv)
-        self.seen = np.zeros(len(model.joint_names), bool)
+        self.seen = np.zeros(len(model.joint_names), bool)      # the joints some message taken named
+        self.optional = np.zeros(len(model.joint_names), bool)
+        self.seen_changes = 0   # counts the changes of `seen` (a part keeping what depends on it)
         self.complete, self.missing = False, list(model.joint_names)
         self.maps = {}
         self.jmap = None        # the JointStateMap of the last message taken
         self.base_frame = ""    # the header.frame_id of the last ~/base_pose taken: the world frame's name
+
+    def allow_missing(self, optional):
+        """The model joints (a boolean mask) that may never come in joint_states."""
+        self.optional = np.array(optional, bool)
+        self._check_complete()
+
+    def _check_complete(self):
+        needed = self.seen | self.optional
+        self.complete = bool(needed.all())
+        self.missing = [n for n, s in zip(self.model.joint_names, needed) if not s]
 
     def take(self, names, position, velocity, effort=()):
         """One joint_states message (names, and positions, velocities and efforts as float arrays):
@@ -41,10 +54,11 @@ class MeasuredState:
         self.jmap = jmap
         self.q[jmap.iq] = position[jmap.src]
         self.v[jmap.iv] = velocity[jmap.src] if len(velocity) else 0.0
-        if not self.complete:
+        if not jmap.taken:      # a name list taken for the first time
+            jmap.taken = True
             self.seen[jmap.joint] = True
-            self.complete = bool(self.seen.all())
-            self.missing = [n for n, s in zip(self.model.joint_names, self.seen) if not s]
+            self.seen_changes += 1
+            self._check_complete()
         return None
 
     def take_base_pose(self, pose, frame_id=""):

@@ -72,7 +72,10 @@ class ReferenceFeedforward(Part):
         try:
             if not msg.points:
                 raise ValueError("the trajectory has no points")
-            request = RequestState(config.model, msg.joint_names)
+            # a closed chain's loop joints that joint_states does not carry either may be left out: completed
+            # from the loops (loops.feedforward); the measured (actuated) joints must come
+            optional = config.loops.optional & ~np.asarray(state.seen, bool) if config.loops else None
+            request = RequestState(config.model, msg.joint_names, optional)
             point = msg.points[0]
             q_d = request.q(point.positions, None)
             base = config.model.joint_offset[0]      # the multi-coordinate joints: as measured

@@ -156,7 +156,7 @@ class JointStatesInput(Part):
         heard = np.full(len(state.model.joint_names), -math.inf)
         for jmap in state.maps.values():
             np.maximum.at(heard, jmap.joint, jmap.heard)
-        old = np.flatnonzero(now - heard > timeout)
+        old = np.flatnonzero((now - heard > timeout) & (state.seen | ~state.optional))   # not the assembled ones
         if not len(old):
             return ""
         names = [state.model.joint_names[j] for j in old]
