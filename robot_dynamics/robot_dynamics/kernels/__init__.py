@@ -32,11 +32,13 @@ Kernels take and return the user's coordinates: a joint reads its q and v throug
 source/scale columns (mimic joints follow their leader) and adds its torque, times its scale, to
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
-from . import (aba, aba_derivatives, cache, columns, common, constrained, coriolis, crba, hybrid, jacobian, jit,
-               kinematics, ltdl, momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
+from . import (aba, aba_derivatives, access, blocks, cache, columns, common, constrained, coriolis, crba, hybrid, jacobian, jit,
+               kinematics, lanes, ltdl, momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
+from .blocks import lane_scratch  # noqa: F401
+from .lanes import Lanes  # noqa: F401
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
 
-MODULES = (aba, aba_derivatives, columns, common, constrained, coriolis, crba, hybrid, jacobian, jit, kinematics, ltdl,
-           momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
+MODULES = (aba, aba_derivatives, access, blocks, columns, common, constrained, coriolis, crba, hybrid, jacobian, jit, kinematics,
+           lanes, ltdl, momentum, observer, psd, regressor, rnea, rnea_derivatives, spatial, trig)
 cache.guard(MODULES)

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..layout import FREE, GRAVITY, JTYPE, NV, PARENT, PLANAR, VSCALE, VSRC, layout
 from .jit import allocating, fast
+from .access import add1
 
 OK, NONFINITE, BAD_QUATERNION, SINGULAR, OVERFLOW = 0, 1, 2, 3, 4
 STATUS_BODY = 16        # a status names its body: code + STATUS_BODY * (body + 1)
@@ -105,9 +106,9 @@ def user_v(model, i, d):
 
 
 @fast
-def add_torque(model, i, d, value, tau):
-    """tau += G^T of coordinate d of body i's joint getting `value`."""
-    tau[user_v(model, i, d)] += model[i, VSCALE] * value
+def add_torque(model, i, d, value, tau, l=None):
+    """tau += G^T of coordinate d of body i's joint getting `value` (lane l, see lanes.py)."""
+    add1(tau, user_v(model, i, d), l, model[i, VSCALE] * value)
 
 
 @fast

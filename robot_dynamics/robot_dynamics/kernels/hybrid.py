@@ -30,6 +30,7 @@ def reduced_hybrid(model, q, v, known, qdd, tau, ext, W):
     newton_euler(model, q, v, zero, ext, b, W, True)
     if nb and model[0, JTYPE] == FREE:  # composite_inertia takes a free root at the origin
         kinematics(model, q, W, base_frame=True)
+    M[:] = 0.0
     composite_inertia(model, M, W)
     n = 0
     for r in range(nv):
