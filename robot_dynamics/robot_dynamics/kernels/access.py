@@ -3,9 +3,10 @@ writes one state or L states in lane-last arrays, and the moves of whole tiles b
 states and lane-last scratch.
 
     at, put, add, sub   A[i, c] (=, +=, -=) for one state; the L lanes A[i, c, 0:L] as one vector
-    at1, put1, add1     x[k] of a vector; x[k, 0:L] for lanes
+    at1, put1, add1, sub1   x[k] of a vector; x[k, 0:L] for lanes
     first, first1       A[i, c] / x[k] of one state; lane 0 for lanes (a value every lane shares)
     transpose_tile      an L x L tile between (N, m) row-major states and (m, L) lane-last scratch
+    matrix_at           a matrix (with its lanes) in flat scratch
 
 An array without a lane dimension (the model, a frame spec) is shared by every lane: `at` reads it
 as a number, which meets the lanes by broadcast.
@@ -239,3 +240,33 @@ def _add1(x, k, l, value):
             x[k] += value
         return one
     return lambda x, k, l, value: _store(x, (k,), l, _load(x, (k,), l) + value)
+
+
+def sub1(x, k, l, value):
+    pass
+
+
+@overload(sub1, inline="always")
+def _sub1(x, k, l, value):
+    """x[k] -= value."""
+    if _one_state(l):
+        def one(x, k, l, value):
+            x[k] -= value
+        return one
+    return lambda x, k, l, value: _store(x, (k,), l, _load(x, (k,), l) - value)
+
+
+def matrix_at(flat, start, rows, cols, l):
+    pass
+
+
+@overload(matrix_at, inline="always")
+def _matrix_at(flat, start, rows, cols, l):
+    """flat[start:] as a C-contiguous rows x cols matrix, with a lane dimension for lanes (L doubles
+    per entry), and the offset past it."""
+    if _one_state(l):
+        return lambda flat, start, rows, cols, l: (flat[start:start + rows * cols].reshape(rows, cols),
+                                                   start + rows * cols)
+    n = l.count
+    return lambda flat, start, rows, cols, l: (flat[start:start + rows * cols * n].reshape(rows, cols, n),
+                                               start + rows * cols * n)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..layout import FREE, GRAVITY, JTYPE, NV, PARENT, PLANAR, VSCALE, VSRC, layout
 from .jit import allocating, fast
-from .access import add1
+from .access import add, add1, put
 
 OK, NONFINITE, BAD_QUATERNION, SINGULAR, OVERFLOW = 0, 1, 2, 3, 4
 STATUS_BODY = 16        # a status names its body: code + STATUS_BODY * (body + 1)
@@ -103,6 +103,16 @@ def fail(code, body):
 def user_v(model, i, d):
     """Index in the user's v (and tau) of coordinate d of body i's joint."""
     return int(model[i, VSRC]) + d
+
+
+@fast
+def enter(X, a, b, x, shared, l=None):
+    """X[a, b] = x, or += x where coordinates are shared (mimic joints add to their leader's): a
+    kernel whose entries each get one term writes them once into zeroed memory (no read)."""
+    if shared:
+        add(X, a, b, l, x)
+    else:
+        put(X, a, b, l, x)
 
 
 @fast

@@ -5,7 +5,7 @@ import numpy as np
 from ..layout import ARMATURE, MIMIC, MULTI, SUBTREE_END, VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
 from .blocks import gather, lane_scratch, scatter, view2, view3
-from .common import NONFINITE, OK, chunk, ndofs, parent, usable, user_v, workspace
+from .common import NONFINITE, OK, chunk, enter, ndofs, parent, usable, user_v, workspace
 from .jit import fast, parallel, prange
 from .access import add, at, put
 from .lanes import lanes_count
@@ -86,15 +86,6 @@ def other_coordinates(model, M, W, j, end, a, S, shared, l=None):
     for i in range(j + 1, end):
         for d in range(1, ndofs(model, i)):
             add_symmetric(M, a, user_v(model, i, d), dot6(S, get6(W, i, W_F + 6 * d, l)), shared, l)
-
-
-@fast
-def enter(M, a, b, x, shared, l=None):
-    """M[a, b] = x, or += x where coordinates are shared (mimic joints add to their leader's)."""
-    if shared:
-        add(M, a, b, l, x)
-    else:
-        put(M, a, b, l, x)
 
 
 @fast
