@@ -177,7 +177,8 @@ def regressor_lanes(model, Q, V, A, body, Y, status, lo, hi, W, B, lanes):
     for s0 in range(lo, hi, lanes_count(lanes)):
         n = min(lanes_count(lanes), hi - s0)
         ok = gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(A, s0, n, AL, lanes)
-        if ok and kinematics(model, QL, WL, -1, False, lanes) == OK:
+        ok = ok and kinematics(model, QL, WL, -1, False, lanes) == OK
+        if ok:
             if shared:
                 YL[:] = 0.0
             regressor_passes(model, VL, AL, body, YL, WL, lanes)

@@ -386,7 +386,8 @@ def rnea_derivatives_lanes(model, Q, V, A, DQ, DV, M, status, lo, hi, W, B, lane
     for s0 in range(lo, hi, lanes_count(lanes)):
         n = min(lanes_count(lanes), hi - s0)
         ok = gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(A, s0, n, AL, lanes)
-        if ok and kinematics(model, QL, WL, -1, True, lanes) == OK:
+        ok = ok and kinematics(model, QL, WL, -1, True, lanes) == OK
+        if ok:
             derivative_passes(model, QL, VL, AL, DQL, DVL, ML, WL, lanes)
             ok = finite_block(DQL) and finite_block(DVL) and finite_block(ML)
         if ok:
