@@ -18,8 +18,10 @@
 
 beside what they share: spatial (tuple algebra), trig (sine and cosine), columns (the workspace
 tables, laid out by ..layout.layout), common (status codes, the model's columns, input checks,
-scratch memory, batch chunks), jit (the numba decorators) and cache (the guard that keeps numba's
-cache from going stale).
+scratch memory, batch chunks), jit (the numba decorators), cache (the guard that keeps numba's
+cache from going stale), and for batches across SIMD lanes: lanes (LaneVec, L doubles in one
+register), access (the accessors that read one state or L lanes) and blocks (lane-last blocks:
+gather, scatter, scratch); `<name>_lanes` runs a batch L states at a time.
 
 Each algorithm is one per-state function over a workspace W (a row of scratch per body, its
 columns named in the algorithm's module) that is also the single-state entry point; `<name>_rows`
