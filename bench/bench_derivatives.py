@@ -34,6 +34,7 @@ import pinocchio as pin
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
+from timing import lane_line
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 PANDA = f"{ROBOTS}/panda_description/urdf/panda.urdf"
@@ -240,15 +241,31 @@ def targets(rows, crows):
     return "\n".join(lines)
 
 
+def goals(rows):
+    """Issue 25's targets against this run: the derivatives of RNEA and ABA at least 3x faster than
+    Pinocchio's loop on one thread, a batch of 10000 (panda without its mimic finger is the model
+    Pinocchio's derivatives take; ours with it beside it)."""
+    lines = [f"Goals (issue 25), this run; {lane_line()}; load average {os.getloadavg()[0]:.2f}",
+             "| case | target | Pinocchio's loop / ours, 1 thread into out= | fresh outputs | 2 threads into out= "
+             "| two threads over one (out=) | met |", "|---|---:|---:|---:|---:|---:|---|"]
+    for label, n, t, ref, x in rows:
+        if n == 10000:
+            lines.append(f"| {label} | 3x | {x[2]:.2f}x | {x[0]:.2f}x | {x[3]:.2f}x | {t[2] / t[3]:.2f} "
+                         f"| {'yes' if x[2] >= 3 else 'no'} |")
+    return "\n".join(lines)
+
+
 def main():
     logging.getLogger("robot_dynamics").setLevel(logging.ERROR)  # talos' zero-inertia link warnings
     print(f"numpy {np.__version__}, numba {numba.__version__}, pinocchio {pin.__version__}, {os.cpu_count()} cores, "
           f"python {sys.version.split()[0]}; Pinocchio N>1 = Python loop over the batch on one thread")
+    print(lane_line())
     rows, crows, grows = [], [], []
     bench_derivatives(rows)
     bench_constrained(crows, grows)
     print("\n" + markdown(rows, crows, grows))
     print("\n" + targets(rows, crows))
+    print("\n" + goals(rows))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy: OpenBLAS threads fight
 
 import logging
 import re
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -26,7 +27,7 @@ import pinocchio as pin
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
-from timing import median_time
+from timing import alternate, goal_table, lane_line, median_time
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 CASES = [  # name, urdf, floating base, frame
@@ -37,7 +38,10 @@ CASES = [  # name, urdf, floating base, frame
 # ours on that same model, beside our coupled (mimic) forward dynamics above
 SAME_MODEL = ("panda, mimic removed", CASES[0][1], False, "panda_hand", ("aba",))
 BATCHES = (100, 10000)
-REPEATS = {1: 9, 100: 21, 10000: 9}
+REPEATS = {1: 9, 100: 21, 10000: 11}
+#: issue 25's targets: Pinocchio's loop / ours, one thread, a batch of 10000
+GOALS = {("panda", "rnea"): 10, ("panda", "aba"): 6, ("panda", "crba"): 6, ("panda", "frame_jacobian"): 8,
+         ("talos", "rnea"): 7, ("talos", "aba"): 6, ("talos", "crba"): 4}
 SINGLE_LOOP = 1000  # calls per timed repeat for N = 1
 
 
@@ -80,9 +84,11 @@ def pad(x, extra):
     return np.hstack([x] + [x[:, -1:]] * extra)
 
 
-def bench_robot(name, urdf, floating, frame, only=None):
+def bench_robot(name, urdf, floating, frame, only=None, results=None):
     """Rows (robot, algorithm, N, ours 1 thread, ours 2 threads or None, pin), µs per state, for
-    the algorithms in `only` (all by default); with `only`, the URDF's mimic tags are dropped."""
+    the algorithms in `only` (all by default); with `only`, the URDF's mimic tags are dropped.
+    results[robot, algorithm]: the per-repeat ratios and times of the largest batch (goal_table)."""
+    results = {} if results is None else results
     model = load_urdf(re.sub(r"<mimic[^>]*/>", "", open(urdf).read()) if only else urdf, floating_base=floating)
     print(f"\n## {name}: nq={model.nq} nv={model.nv} frame={frame} (µs per state, median)")
     states_ = states(model.nq, model.nv, floating, max(BATCHES), np.random.default_rng(0))
@@ -99,13 +105,16 @@ def bench_robot(name, urdf, floating, frame, only=None):
         for n in BATCHES:
             q, v, a = Q[:n], V[:n], A[:n]
             pq, pv, pa = (x[:n] for x in P)
-            r = REPEATS[n]
-            t1 = 1e6 * median_time(lambda: ours(q, v, a, 1), r) / n
-            t2 = 1e6 * median_time(lambda: ours(q, v, a, 2), r) / n
-            ref = 1e6 * median_time(lambda: [theirs(pq[i], pv[i], pa[i]) for i in range(n)], r) / n
-            print(f"{alg:15s} N={n:<6d} ours 1 thr {t1:8.2f} (x{ref / t1:5.2f})  2 thr {t2:8.2f} "
-                  f"(x{ref / t2:5.2f})  pin loop {ref:7.2f}   [x = pin/ours speed-up]")
+            (t1, t2, ref), (r1, r2, _) = alternate(
+                [lambda: ours(q, v, a, 1), lambda: ours(q, v, a, 2),
+                 lambda: [theirs(pq[i], pv[i], pa[i]) for i in range(n)]], REPEATS[n])
+            t1, t2, ref = (1e6 * t / n for t in (t1, t2, ref))
+            x1, x2 = statistics.median(r1), statistics.median(r2)
+            print(f"{alg:15s} N={n:<6d} ours 1 thr {t1:8.2f} (x{x1:5.2f})  2 thr {t2:8.2f} "
+                  f"(x{x2:5.2f})  pin loop {ref:7.2f}   [x = pin/ours, median of per-repeat ratios]")
             rows.append((name, alg, n, t1, t2, ref))
+            if n == max(BATCHES):
+                results[name.split(",")[0] if only is None else name, alg] = (r1, r2, t1, t2)
     return rows
 
 
@@ -148,13 +157,17 @@ def main():
     print(f"numpy {np.__version__}, numba {numba.__version__} (NUMBA_THREADING_LAYER="
           f"{numba.config.THREADING_LAYER}, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}), "
           f"pinocchio {pin.__version__}, {os.cpu_count()} cores; Pinocchio N>1 = Python loop over the batch")
-    rows = [row for case in CASES + [SAME_MODEL] for row in bench_robot(*case)]
+    print(lane_line())
+    results = {}
+    rows = [row for case in CASES + [SAME_MODEL] for row in bench_robot(*case, results=results)]
     print(f"\nnumba threading layer used: {numba.threading_layer()}")
     print("\n## kernel start: import + first inverse_dynamics on bundled puma560 (fresh process)")
     print("warm numba cache:", kernel_start())
     with tempfile.TemporaryDirectory() as fresh:
         print("cold numba cache:", kernel_start(fresh))
     print("\n" + markdown(rows))
+    print(f"\nGoals (issue 25), this run; {lane_line()}; load average {os.getloadavg()[0]:.2f}")
+    print(goal_table(GOALS, results))
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ import pinocchio as pin
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
-from timing import median_time
+from timing import lane_line, median_time
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 PANDA = f"{ROBOTS}/panda_description/urdf/panda.urdf"
@@ -216,6 +216,7 @@ def main():
     logging.getLogger("robot_dynamics").setLevel(logging.ERROR)  # talos' zero-inertia link warnings
     print(f"numpy {np.__version__}, numba {numba.__version__}, pinocchio {pin.__version__}, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.2f}; Pinocchio N>1 = Python loop over the batch")
+    print(lane_line())
     rows = [row for case in CASES for row in bench_regressor(*case)]
     observer_rows = []
     for case in CASES:
@@ -225,6 +226,12 @@ def main():
     bench_identification()
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
     print("\n" + markdown(rows, observer_rows))
+    print(f"\nGoal (issue 25): the regressor at least 6x faster than Pinocchio's loop, one thread, a batch of "
+          f"10000; {lane_line()}")
+    print("| robot | Pinocchio's loop / ours, fresh output | into out= | met (either) |\n|---|---:|---:|---|")
+    for robot, alg, n, t1, t2, ref, ratio, floor, t3, r3 in rows:
+        if alg == "regressor" and n == 10000:
+            print(f"| {robot} | {1 / ratio:.2f}x | {1 / r3:.2f}x | {'yes' if max(1 / ratio, 1 / r3) >= 6 else 'no'} |")
 
 
 if __name__ == "__main__":

@@ -14,3 +14,49 @@ def median_time(fn, repeats, calls=1):
             fn()
         times.append((time.perf_counter() - t) / calls)
     return statistics.median(times)
+
+
+def alternate(fns, repeats, calls=1):
+    """The functions timed in turn within each repeat (a slow spell of this shared VM hits all of
+    them), after three warm-up calls each: per function the median seconds per call, and the
+    per-repeat ratios of the last one's time to each one's (Pinocchio last: its speed-ups)."""
+    for fn in fns:
+        for _ in range(3):
+            fn()
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for k, fn in enumerate(fns):
+            t = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            times[k].append((time.perf_counter() - t) / calls)
+    ratios = [[ref / t for ref, t in zip(times[-1], ts)] for ts in times]
+    return [statistics.median(ts) for ts in times], ratios
+
+
+def lane_line():
+    """The batch kernels' vector width on this machine (robot_dynamics/kernels/lanes.py)."""
+    import llvmlite.binding as llvm
+    from robot_dynamics import calling
+    features = llvm.get_host_cpu_features().flatten()
+    return (f"batches run {calling.LANES.count} states per instruction (<{calling.LANES.count} x double>; "
+            f"CPU {llvm.get_host_cpu_name()}, AVX-512 {'yes' if '+avx512f' in features else 'no'}, "
+            f"AVX2 {'yes' if '+avx2' in features else 'no'})")
+
+
+def goal_table(goals, results):
+    """Markdown of the batch goals of issue 25 against this run: goals {(robot, algorithm): target
+    speed-up}, results {(robot, algorithm): (1-thread ratios, 2-thread ratios, 1-thread µs, 2-thread µs)}
+    with the per-repeat ratios of Pinocchio's loop to ours (median and spread)."""
+    lines = ["| robot | algorithm | target (1 thread) | Pinocchio's loop / ours, 1 thread [spread] | 2 threads "
+             "| two threads over one | met |", "|---|---|---:|---:|---:|---:|---|"]
+    for (robot, alg), target in goals.items():
+        if (robot, alg) not in results:
+            continue
+        r1, r2, t1, t2 = results[robot, alg]
+        x1 = statistics.median(r1)
+        x2 = "–" if r2 is None else f"{statistics.median(r2):.2f}x"
+        scaling = "–" if t2 is None else f"{t1 / t2:.2f}"
+        lines.append(f"| {robot} | {alg} | {target}x | {x1:.2f}x [{min(r1):.2f}-{max(r1):.2f}] | {x2} | {scaling} "
+                     f"| {'yes' if x1 >= target else 'no'} |")
+    return "\n".join(lines)

@@ -15,6 +15,7 @@ never each other's privates; `dynamics` is the facade that re-exports them.
 import math
 import os
 
+import llvmlite.binding as llvm
 import numba
 import numpy as np
 
@@ -33,6 +34,19 @@ NO_EXT = np.zeros((0, K.EXT_COLS))
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 #: states per batch below which threads are not worth starting
 PARALLEL_MIN_BATCH = 64
+
+
+def lane_count():
+    """States a batch runs at once (kernels/lanes.py): ROBOT_DYNAMICS_LANES, else 8 where the CPU
+    has AVX-512 and 4 elsewhere (AVX2 registers hold 4 doubles; LLVM splits wider vectors)."""
+    if "ROBOT_DYNAMICS_LANES" in os.environ:
+        return int(os.environ["ROBOT_DYNAMICS_LANES"])
+    return 8 if "+avx512f" in llvm.get_host_cpu_features().flatten() else 4
+
+
+#: the lane marker every batch kernel is called with: its count is part of the compiled type, so
+#: each count has its own machine code in numba's cache
+LANES = K.Lanes(lane_count())
 
 
 def default_threads():
@@ -232,15 +246,32 @@ def thread_count(batch, threads):
 
 
 def drive(module, name, model, n, threads, scratch, *args):
-    """Kernel `name` of a kernel module over n states: <name>_rows on one thread with the workspace
-    scratch() returns (the model's single-state one), else <name>_batch (a workspace per thread).
-    Every batch of the public API runs through here; returns the per-state status."""
+    """Kernel `name` of a kernel module over n states: on one thread <name>_lanes, L states at a
+    time (LANES) with the model's lane scratch, and the workspace scratch() returns (the model's
+    single-state one) for states that run alone; else <name>_batch (scratch per thread). Kernels
+    without a lane driver run <name>_rows (<name>_batch without LANES). Every batch of the public
+    API runs through here; returns the per-state status."""
     nthreads = thread_count(n, threads)
+    laned = hasattr(module, name + "_lanes")
     if nthreads > 1:
-        return getattr(module, name + "_batch")(model.packed, *args, nthreads)
+        return getattr(module, name + "_batch")(model.packed, *args, nthreads, *((LANES,) if laned else ()))
     status = np.zeros(n, np.int64)
-    getattr(module, name + "_rows")(model.packed, *args, status, 0, n, scratch())
+    if laned:
+        size = getattr(module, name + "_lane_size")(model.packed, *args, LANES)
+        getattr(module, name + "_lanes")(model.packed, *args, status, 0, n, scratch(), lane_scratch(model, size),
+                                         LANES)
+    else:
+        getattr(module, name + "_rows")(model.packed, *args, status, 0, n, scratch())
     return status
+
+
+def lane_scratch(model, size):
+    """The model's lane scratch for one-thread batches, at least `size` doubles (kept, grown)."""
+    buffers = (model.workspace or workspace(model)).scratch
+    B = buffers.get("lanes")
+    if B is None or B.shape[0] < size:
+        B = buffers["lanes"] = K.lane_scratch(size, LANES)
+    return B
 
 
 def module_scratch(model, module):

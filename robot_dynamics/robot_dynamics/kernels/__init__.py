@@ -31,7 +31,10 @@
 beside what they share: spatial (tuple algebra), lie (exp, log and their Jacobians on SO(3), SE(3),
 SE(2)), trig (sine and cosine), columns (the workspace tables, laid out by ..layout.layout), common
 (status codes, the model's columns, input checks, scratch memory, batch chunks), jit (the numba
-decorators) and cache (the guard that keeps numba's cache from going stale).
+decorators), cache (the guard that keeps numba's cache from going stale), and for batches across
+SIMD lanes: lanes (LaneVec, L doubles in one register), access (the accessors that read one state
+or L lanes) and blocks (lane-last blocks: gather, scatter, scratch); `<name>_lanes` runs a batch L
+states at a time.
 
 Each algorithm is one per-state function over a workspace W (a row of scratch per body, its
 columns named in the algorithm's module) that is also the single-state entry point; `<name>_rows`
@@ -44,15 +47,17 @@ Kernels take and return the user's coordinates: a joint reads its q and v throug
 source/scale columns (mimic joints follow their leader) and adds its torque, times its scale, to
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
-from . import (aba, aba_derivatives, assembly, cache, centroidal, columns, common, configuration, constrained,
-               constrained_hybrid, constrained_inverse, constraints, coriolis, crba, frame_motion, hybrid, ik,
-               interpolation, jacobian, jit, kinematics, lie, ltdl, momentum, observer, placements, psd, reachability,
-               regressor, rnea, rnea_derivatives, simulate, spatial, trig)
+from . import (aba, aba_derivatives, access, assembly, blocks, cache, centroidal, columns, common, configuration,
+               constrained, constrained_hybrid, constrained_inverse, constraints, coriolis, crba, frame_motion, hybrid,
+               ik, interpolation, jacobian, jit, kinematics, lanes, lie, ltdl, momentum, observer, placements, psd,
+               reachability, regressor, rnea, rnea_derivatives, simulate, spatial, trig)
+from .blocks import lane_scratch  # noqa: F401
+from .lanes import Lanes  # noqa: F401
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
 
-MODULES = (aba, aba_derivatives, assembly, centroidal, columns, common, configuration, constrained,
+MODULES = (aba, aba_derivatives, access, assembly, blocks, centroidal, columns, common, configuration, constrained,
            constrained_hybrid, constrained_inverse, constraints, coriolis, crba, frame_motion, hybrid, ik,
-           interpolation, jacobian, jit, kinematics, lie, ltdl, momentum, observer, placements, psd, reachability,
-           regressor, rnea, rnea_derivatives, simulate, spatial, trig)
+           interpolation, jacobian, jit, kinematics, lanes, lie, ltdl, momentum, observer, placements, psd,
+           reachability, regressor, rnea, rnea_derivatives, simulate, spatial, trig)
 cache.guard(MODULES)

@@ -18,14 +18,17 @@ Ia is kept symmetric: its upper triangle (21 numbers).
 import numpy as np
 
 from ..layout import ARMATURE, JTYPE, MIMIC, PRISMATIC
+from .access import add, at, at1, first, put, put1, sub
+from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import (F_BODY, NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, chunk, fail, finite, ndofs, parent,
-                     root_acceleration, usable, usable_given, usable_rows, user_v, workspace)
+from .common import (EXT_COLS, F_BODY, INPUT_LIMIT, NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, chunk, fail,
+                     finite, ndofs, parent, root_acceleration, usable, usable_given, usable_rows, user_v, workspace)
 from .hybrid import WIDTH as REDUCED_WIDTH
 from .hybrid import reduced_hybrid
 from .jit import fast, inline, parallel, prange
 from .kinematics import kinematics, world_wrench
-from .spatial import (ZERO6, axpy, cross_force, cross_motion, dot6, get6, inertia_times, plus, set6,
+from .lanes import all_lanes, lanes_count, sqrt
+from .spatial import (ZERO6, axpy, cross_force, cross_motion, dot6, get6, inertia_times, plus, set3, set6,
                       sym6_subtract_outer, sym6_times)
 
 #: per body: velocity, bias acceleration c, bias force pA, acceleration, U (or Y) per unknown
@@ -51,140 +54,148 @@ def aba(model, q, v, known, qdd, tau, ext, W):
     status = kinematics(model, q, W)
     if status != OK:
         return status
-    if model[-1, MIMIC]:
-        status = reduced_hybrid(model, q, v, known, qdd, tau, ext, W)
-    else:
-        status = articulated_body(model, v, known, qdd, tau, ext, W)
+    status = hybrid_dynamics(model, q, v, known, qdd, tau, ext, W)
     if status == OK and not (finite(qdd) and finite(tau)):
         return OVERFLOW     # finite inputs, a positive definite M and still inf: absurdly large inputs
     return status
 
 
 @fast
-def articulated_body(model, v, known, qdd, tau, ext, W):
-    """Hybrid dynamics of one state after `kinematics`: qdd where not known, tau where known.
-    Returns SINGULAR (with the body) where a D is not positive definite."""
-    velocities(model, v, known, qdd, W)
-    subtract_external_wrenches(ext, W)
-    status = articulated_inertias(model, tau, W)
+def hybrid_dynamics(model, q, v, known, qdd, tau, ext, W, l=None):
+    """After `kinematics`: the articulated-body algorithm, or the reduced system of mimic models
+    (hybrid.py). One state, or L states in lanes l (see lanes.py)."""
+    if model[-1, MIMIC]:
+        return reduced_hybrid(model, q, v, known, qdd, tau, ext, W, l)
+    return articulated_body(model, v, known, qdd, tau, ext, W, l)
+
+
+@fast
+def articulated_body(model, v, known, qdd, tau, ext, W, l=None):
+    """Hybrid dynamics after `kinematics`: qdd where not known, tau where known. Returns
+    SINGULAR (with the body) where a D is not positive definite (in some lane)."""
+    velocities(model, v, known, qdd, W, l)
+    subtract_external_wrenches(ext, W, l)
+    status = articulated_inertias(model, tau, W, l)
     if status == OK:
-        accelerations(model, known, qdd, tau, W)
+        accelerations(model, known, qdd, tau, W, l)
     return status
 
 
 @inline
-def velocities(model, v, known, qdd, W):
+def velocities(model, v, known, qdd, W, l):
     """Root to leaves: v_i = v_p + S qd, c_i = v_p x S qd + S_k qdd_k (the known ones),
-    pA_i = v_i x* I_i v_i, Ia_i = I_i, and which coordinates are unknown."""
+    pA_i = v_i x* I_i v_i, Ia_i = I_i, and which coordinates are unknown (the same in every lane)."""
     for i in range(model.shape[0] - 1):
         par = parent(model, i)
-        vp = get6(W, par, W_V) if par >= 0 else ZERO6
+        vp = get6(W, par, W_V, l) if par >= 0 else ZERO6
         vJ, cJ, m = ZERO6, ZERO6, 0     # S qd, S_k qdd_k
         for d in range(ndofs(model, i)):
-            S, k = get6(W, i, W_S + 6 * d), user_v(model, i, d)
-            vJ = axpy(v[k], S, vJ)
+            S, k = get6(W, i, W_S + 6 * d, l), user_v(model, i, d)
+            vJ = axpy(at1(v, k, l), S, vJ)
             if known[k]:
-                cJ = axpy(qdd[k], S, cJ)
+                cJ = axpy(at1(qdd, k, l), S, cJ)
             else:
-                W[i, W_UNK + m] = d
+                put(W, i, W_UNK + m, l, d)
                 m += 1
-        W[i, W_NUNK] = m
+        put(W, i, W_NUNK, l, m)
         vi = plus(vp, vJ)
-        set6(W, i, W_V, vi)
-        set6(W, i, W_C, plus(cross_motion(vp, vJ), cJ))
-        set6(W, i, W_F, cross_force(vi, inertia_times(W, i, W_I, vi)))
-        symmetric_inertia(W, i)
+        set6(W, i, W_V, vi, l)
+        set6(W, i, W_C, plus(cross_motion(vp, vJ), cJ), l)
+        set6(W, i, W_F, cross_force(vi, inertia_times(W, i, W_I, vi, l)), l)
+        symmetric_inertia(W, i, l)
 
 
 @inline
-def articulated_inertias(model, tau, W):
+def articulated_inertias(model, tau, W, l):
     """Leaves to root: each body's U, D and u, and the articulated inertia and bias force it
     hands its parent. SINGULAR (with the body) where D is not positive definite."""
     for i in range(model.shape[0] - 2, -1, -1):
-        par, m, one = parent(model, i), int(W[i, W_NUNK]), model[i, JTYPE] <= PRISMATIC
-        pA = get6(W, i, W_F)
+        par, m, one = parent(model, i), int(first(W, i, W_NUNK, l)), model[i, JTYPE] <= PRISMATIC
+        pA = get6(W, i, W_F, l)
         if m and one:           # U = Ia S, D = S^T U + armature, u = tau - S^T pA
-            S = get6(W, i, W_S)
-            U = sym6_times(W, i, W_IA, S)
-            set6(W, i, W_U, U)
+            S = get6(W, i, W_S, l)
+            U = sym6_times(W, i, W_IA, S, l)
+            set6(W, i, W_U, U, l)
             lin, ang, arm = S[0] * U[0] + S[1] * U[1] + S[2] * U[2], S[3] * U[3] + S[4] * U[4] + S[5] * U[5], model[i, ARMATURE]
             D = lin + ang + arm
-            if not D > SINGULAR_TOL * (abs(lin) + abs(ang) + arm):
+            if not all_lanes(D > SINGULAR_TOL * (abs(lin) + abs(ang) + arm)):
                 return fail(SINGULAR, i)
-            W[i, W_D] = 1.0 / D
-            W[i, W_UU] = tau[user_v(model, i, 0)] - dot6(S, pA)
-        elif m and not project(model, tau, i, m, pA, W):
+            put(W, i, W_D, l, 1.0 / D)
+            put(W, i, W_UU, l, at1(tau, user_v(model, i, 0), l) - dot6(S, pA))
+        elif m and not project(model, tau, i, m, pA, W, l):
             return fail(SINGULAR, i)
         if par < 0:
             continue
         # Ia_p += Ia - U D^-1 U^T, pA_p += pA + Ia c + U D^-1 (u - U^T c)
-        c = get6(W, i, W_C)
-        pa = plus(pA, sym6_times(W, i, W_IA, c))
+        c = get6(W, i, W_C, l)
+        pa = plus(pA, sym6_times(W, i, W_IA, c, l))
         for k in range(21):
-            W[par, W_IA + k] += W[i, W_IA + k]
+            add(W, par, W_IA + k, l, at(W, i, W_IA + k, l))
         if m and one:
-            U, dinv = get6(W, i, W_U), W[i, W_D]
+            U, dinv = get6(W, i, W_U, l), at(W, i, W_D, l)
             UDinv = (dinv * U[0], dinv * U[1], dinv * U[2], dinv * U[3], dinv * U[4], dinv * U[5])
-            pa = axpy(W[i, W_UU] - dot6(U, c), UDinv, pa)
-            sym6_subtract_outer(W, par, W_IA, UDinv, U)
+            pa = axpy(at(W, i, W_UU, l) - dot6(U, c), UDinv, pa)
+            sym6_subtract_outer(W, par, W_IA, UDinv, U, l)
         else:
             for a in range(m):       # U D^-1 U^T = Y Y^T, U D^-1 (u - U^T c) = Y (z - Y^T c)
-                Y = get6(W, i, W_U + 6 * a)
-                pa = axpy(W[i, W_UU + a] - dot6(Y, c), Y, pa)
-                sym6_subtract_outer(W, par, W_IA, Y, Y)
-        set6(W, par, W_F, plus(get6(W, par, W_F), pa))
+                Y = get6(W, i, W_U + 6 * a, l)
+                pa = axpy(at(W, i, W_UU + a, l) - dot6(Y, c), Y, pa)
+                sym6_subtract_outer(W, par, W_IA, Y, Y, l)
+        set6(W, par, W_F, plus(get6(W, par, W_F, l), pa), l)
     return OK
 
 
 @inline
-def accelerations(model, known, qdd, tau, W):
+def accelerations(model, known, qdd, tau, W, l):
     """Root to leaves: a' = a_p + c, the unknown qdd, a = a' + S_u qdd_u, and the torque of
     every known coordinate."""
     for i in range(model.shape[0] - 1):
-        par, m, one = parent(model, i), int(W[i, W_NUNK]), model[i, JTYPE] <= PRISMATIC
+        par, m, one = parent(model, i), int(first(W, i, W_NUNK, l)), model[i, JTYPE] <= PRISMATIC
         # a' = a_p + c, qdd_u = D^-1 (u - U^T a'), a = a' + S_u qdd_u
-        ai = plus(get6(W, par, W_A) if par >= 0 else root_acceleration(model), get6(W, i, W_C))
+        ai = plus(get6(W, par, W_A, l) if par >= 0 else root_acceleration(model), get6(W, i, W_C, l))
         if m and one:
-            x = W[i, W_D] * (W[i, W_UU] - dot6(get6(W, i, W_U), ai))
-            qdd[user_v(model, i, 0)] = x
-            ai = axpy(x, get6(W, i, W_S), ai)
+            x = at(W, i, W_D, l) * (at(W, i, W_UU, l) - dot6(get6(W, i, W_U, l), ai))
+            put1(qdd, user_v(model, i, 0), l, x)
+            ai = axpy(x, get6(W, i, W_S, l), ai)
         elif m:
-            ai = solve_projected(model, qdd, i, m, ai, W)
-        set6(W, i, W_A, ai)
+            ai = solve_projected(model, qdd, i, m, ai, W, l)
+        set6(W, i, W_A, ai, l)
         # tau_k = S_k^T (Ia a + pA) + armature qdd_k
         if one:
             if not m:           # a known coordinate: its torque
                 k = user_v(model, i, 0)
-                tau[k] = model[i, ARMATURE] * qdd[k] + dot6(get6(W, i, W_S), plus(sym6_times(W, i, W_IA, ai), get6(W, i, W_F)))
+                put1(tau, k, l, model[i, ARMATURE] * at1(qdd, k, l)
+                     + dot6(get6(W, i, W_S, l), plus(sym6_times(W, i, W_IA, ai, l), get6(W, i, W_F, l))))
             continue
         n = ndofs(model, i)
         if m == n:
             continue            # no known coordinate: no torque to report
-        f = plus(sym6_times(W, i, W_IA, ai), get6(W, i, W_F))
+        f = plus(sym6_times(W, i, W_IA, ai, l), get6(W, i, W_F, l))
         for d in range(n):
             k = user_v(model, i, d)
             if known[k]:
-                tau[k] = dot6(get6(W, i, W_S + 6 * d), f)
+                put1(tau, k, l, dot6(get6(W, i, W_S + 6 * d, l), f))
 
 
 @fast
-def symmetric_inertia(W, i):
+def symmetric_inertia(W, i, l=None):
     """W[i, W_IA:W_IA+21] = body i's inertia W[i, W_I:] as a symmetric 6x6 (see sym6_times)."""
-    m, hx, hy, hz = W[i, W_I], W[i, W_I + 1], W[i, W_I + 2], W[i, W_I + 3]
-    xx, yy, zz, xy, xz, yz = W[i, W_I + 4], W[i, W_I + 5], W[i, W_I + 6], W[i, W_I + 7], W[i, W_I + 8], W[i, W_I + 9]
-    set6(W, i, W_IA, (m, 0.0, 0.0, 0.0, hz, -hy))        # stored explicitly: a loop over a tuple is
-    set6(W, i, W_IA + 6, (m, 0.0, -hz, 0.0, hx, m))      # not unrolled, and cost ABA 10 %
-    set6(W, i, W_IA + 12, (hy, -hx, 0.0, xx, xy, xz))
-    W[i, W_IA + 18], W[i, W_IA + 19], W[i, W_IA + 20] = yy, yz, zz
+    m, hx, hy, hz = at(W, i, W_I, l), at(W, i, W_I + 1, l), at(W, i, W_I + 2, l), at(W, i, W_I + 3, l)
+    xx, yy, zz = at(W, i, W_I + 4, l), at(W, i, W_I + 5, l), at(W, i, W_I + 6, l)
+    xy, xz, yz = at(W, i, W_I + 7, l), at(W, i, W_I + 8, l), at(W, i, W_I + 9, l)
+    set6(W, i, W_IA, (m, 0.0, 0.0, 0.0, hz, -hy), l)        # stored explicitly: a loop over a tuple is
+    set6(W, i, W_IA + 6, (m, 0.0, -hz, 0.0, hx, m), l)      # not unrolled, and cost ABA 10 %
+    set6(W, i, W_IA + 12, (hy, -hx, 0.0, xx, xy, xz), l)
+    set3(W, i, W_IA + 18, (yy, yz, zz), l)
 
 
 @fast
-def subtract_external_wrenches(ext, W):
+def subtract_external_wrenches(ext, W, l=None):
     """pA of each wrench's body -= the wrench, about o (after `kinematics`)."""
     for e in range(ext.shape[0]):
-        b = int(ext[e, F_BODY])
+        b = int(first(ext, e, F_BODY, l))
         if b >= 0:
-            set6(W, b, W_F, axpy(-1.0, world_wrench(ext, e, W), get6(W, b, W_F)))
+            set6(W, b, W_F, axpy(-1.0, world_wrench(ext, e, W, l), get6(W, b, W_F, l)), l)
 
 
 @fast
@@ -194,65 +205,67 @@ def packed(a, b):
 
 
 @fast
-def project(model, tau, i, m, pA, W):
+def project(model, tau, i, m, pA, W, l=None):
     """For the m unknown coordinates S_u of body i's joint: D = S_u^T Ia S_u factored L L^T into
     W_D (packed, 1 / L_aa on the diagonal), U = Ia S_u into W_U and u = tau_u - S_u^T pA into
     W_UU; below the root, what the parent needs instead: Y = U L^-T and z = L^-1 u. False if D
-    is not positive definite."""
+    is not positive definite (in some lane)."""
     for a in range(m):
-        S = get6(W, i, W_S + 6 * int(W[i, W_UNK + a]))
-        U = sym6_times(W, i, W_IA, S)
-        set6(W, i, W_U + 6 * a, U)
-        W[i, W_UU + a] = tau[user_v(model, i, int(W[i, W_UNK + a]))] - dot6(S, pA)
+        da = int(first(W, i, W_UNK + a, l))
+        S = get6(W, i, W_S + 6 * da, l)
+        U = sym6_times(W, i, W_IA, S, l)
+        set6(W, i, W_U + 6 * a, U, l)
+        put(W, i, W_UU + a, l, at1(tau, user_v(model, i, da), l) - dot6(S, pA))
         for b in range(a + 1):
-            W[i, W_D + packed(a, b)] = dot6(get6(W, i, W_S + 6 * int(W[i, W_UNK + b])), U)
+            put(W, i, W_D + packed(a, b), l, dot6(get6(W, i, W_S + 6 * int(first(W, i, W_UNK + b, l)), l), U))
     for a in range(m):          # Cholesky, row by row
-        y = d0 = W[i, W_D + packed(a, a)]
+        y = d0 = at(W, i, W_D + packed(a, a), l)
         for b in range(a):
-            y -= W[i, W_D + packed(a, b)] ** 2
-        if not y > SINGULAR_TOL * abs(d0):
+            Lab = at(W, i, W_D + packed(a, b), l)
+            y -= Lab * Lab
+        if not all_lanes(y > SINGULAR_TOL * abs(d0)):
             return False
-        inv = 1.0 / np.sqrt(y)
-        W[i, W_D + packed(a, a)] = inv
+        inv = 1.0 / sqrt(y)
+        put(W, i, W_D + packed(a, a), l, inv)
         for r in range(a + 1, m):
-            y = W[i, W_D + packed(r, a)]
+            y = at(W, i, W_D + packed(r, a), l)
             for b in range(a):
-                y -= W[i, W_D + packed(r, b)] * W[i, W_D + packed(a, b)]
-            W[i, W_D + packed(r, a)] = y * inv
+                y -= at(W, i, W_D + packed(r, b), l) * at(W, i, W_D + packed(a, b), l)
+            put(W, i, W_D + packed(r, a), l, y * inv)
     if parent(model, i) < 0:
         return True             # the root hands nothing on: solved from U and u (`solve_projected`)
     for a in range(m):          # Y = U L^-T and z = L^-1 u, by forward substitution
-        Y, z = get6(W, i, W_U + 6 * a), W[i, W_UU + a]
+        Y, z = get6(W, i, W_U + 6 * a, l), at(W, i, W_UU + a, l)
         for b in range(a):
-            Lab = W[i, W_D + packed(a, b)]
-            Y, z = axpy(-Lab, get6(W, i, W_U + 6 * b), Y), z - Lab * W[i, W_UU + b]
-        inv = W[i, W_D + packed(a, a)]
-        set6(W, i, W_U + 6 * a, (inv * Y[0], inv * Y[1], inv * Y[2], inv * Y[3], inv * Y[4], inv * Y[5]))
-        W[i, W_UU + a] = inv * z
+            Lab = at(W, i, W_D + packed(a, b), l)
+            Y, z = axpy(-Lab, get6(W, i, W_U + 6 * b, l), Y), z - Lab * at(W, i, W_UU + b, l)
+        inv = at(W, i, W_D + packed(a, a), l)
+        set6(W, i, W_U + 6 * a, (inv * Y[0], inv * Y[1], inv * Y[2], inv * Y[3], inv * Y[4], inv * Y[5]), l)
+        put(W, i, W_UU + a, l, inv * z)
     return True
 
 
 @fast
-def solve_projected(model, qdd, i, m, ai, W):
+def solve_projected(model, qdd, i, m, ai, W, l=None):
     """qdd_u = D^-1 (u - U^T a') for body i's m unknown coordinates (after `project`): below the
     root L^-T (z - Y^T a'), at the root L^-T L^-1 (u - U^T a'). Returns a' + S_u qdd_u."""
     for a in range(m):
-        W[i, W_UU + a] -= dot6(get6(W, i, W_U + 6 * a), ai)
+        sub(W, i, W_UU + a, l, dot6(get6(W, i, W_U + 6 * a, l), ai))
     if parent(model, i) < 0:
         for a in range(m):      # L y = u - U^T a'
-            y = W[i, W_UU + a]
+            y = at(W, i, W_UU + a, l)
             for b in range(a):
-                y -= W[i, W_D + packed(a, b)] * W[i, W_UU + b]
-            W[i, W_UU + a] = y * W[i, W_D + packed(a, a)]
+                y -= at(W, i, W_D + packed(a, b), l) * at(W, i, W_UU + b, l)
+            put(W, i, W_UU + a, l, y * at(W, i, W_D + packed(a, a), l))
     for a in range(m - 1, -1, -1):  # L^T x = y
-        x = W[i, W_UU + a]
+        x = at(W, i, W_UU + a, l)
         for r in range(a + 1, m):
-            x -= W[i, W_D + packed(r, a)] * W[i, W_UU + r]
-        W[i, W_UU + a] = x * W[i, W_D + packed(a, a)]
+            x -= at(W, i, W_D + packed(r, a), l) * at(W, i, W_UU + r, l)
+        put(W, i, W_UU + a, l, x * at(W, i, W_D + packed(a, a), l))
     for a in range(m):
-        d = int(W[i, W_UNK + a])
-        qdd[user_v(model, i, d)] = W[i, W_UU + a]
-        ai = axpy(W[i, W_UU + a], get6(W, i, W_S + 6 * d), ai)
+        d = int(first(W, i, W_UNK + a, l))
+        put1(qdd, user_v(model, i, d), l, at(W, i, W_UU + a, l))
+        ai = axpy(at(W, i, W_UU + a, l), get6(W, i, W_S + 6 * d, l), ai)
     return ai
 
 
@@ -264,11 +277,75 @@ def aba_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, W):
         status[s] = aba(model, Q[s], V[s], KNOWN[s if len(KNOWN) > 1 else 0], QDD[s], TAU[s], EXT[s], W)
 
 
+@fast
+def aba_lanes(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, W, B, lanes):
+    """`aba` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes), for blocks whose states
+    share their mask of known coordinates (one mask for every state, as forward dynamics has);
+    other blocks, and blocks with an unusable input, a singular D or an overflow in some lane,
+    run again one state at a time."""
+    nb, nq, nv, ne = model.shape[0] - 1, Q.shape[1], V.shape[1], EXT.shape[1]
+    WL, start = view3(B, 0, max(nb, 1) + nv, max(WIDTH, 2 * nv + 4), lanes)
+    QL, start = view2(B, start, nq, lanes)
+    VL, start = view2(B, start, nv, lanes)
+    DL, start = view2(B, start, nv, lanes)
+    TL, start = view2(B, start, nv, lanes)
+    EL = view3(B, start, ne, EXT.shape[2], lanes)[0]
+    for s0 in range(lo, hi, lanes_count(lanes)):
+        n = min(lanes_count(lanes), hi - s0)
+        known = KNOWN[s0 if len(KNOWN) > 1 else 0]
+        ok = len(KNOWN) == 1 or same_rows(KNOWN, s0, n)
+        ok = ok and gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(EXT, s0, n, EL, lanes)
+        if ok:
+            gather(QDD, s0, n, DL, lanes)       # only the given entries are read, and checked
+            gather(TAU, s0, n, TL, lanes)
+            ok = usable_given_lanes(known, DL, TL) and kinematics(model, QL, WL, -1, False, lanes) == OK
+            ok = ok and hybrid_dynamics(model, QL, VL, known, DL, TL, EL, WL, lanes) == OK
+            ok = ok and finite_block(DL) and finite_block(TL)
+        if ok:
+            scatter(DL, QDD, s0, n, lanes)
+            scatter(TL, TAU, s0, n, lanes)
+            status[s0:s0 + n] = OK
+        else:
+            aba_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, s0, s0 + n, W)
+
+
+@fast
+def same_rows(X, s0, n):
+    """Rows s0 .. s0 + n - 1 of X are equal."""
+    for s in range(s0 + 1, s0 + n):
+        for k in range(X.shape[1]):
+            if X[s, k] != X[s0, k]:
+                return False
+    return True
+
+
+@fast
+def usable_given_lanes(known, DL, TL):
+    """common.usable_given for a lane block: qdd usable where known, tau elsewhere."""
+    ok = True
+    for k in range(known.shape[0]):
+        X = DL if known[k] else TL
+        for j in range(X.shape[1]):
+            ok &= abs(X[k, j]) <= INPUT_LIMIT
+    return ok
+
+
+@fast
+def aba_lane_size(model, Q, V, KNOWN, QDD, TAU, EXT, lanes):
+    """Doubles of lane scratch `aba_lanes` needs: the workspace (with the dense rows of mimic
+    models), q, v, qdd, tau and the wrenches."""
+    nv = V.shape[1]
+    return lanes_count(lanes) * ((max(model.shape[0] - 1, 1) + nv) * max(WIDTH, 2 * nv + 4) + Q.shape[1] + 3 * nv
+                                 + EXT.shape[1] * EXT_COLS)
+
+
 @parallel
-def aba_batch(model, Q, V, KNOWN, QDD, TAU, EXT, nthreads):
-    """`aba` over a batch on nthreads threads (a workspace each)."""
+def aba_batch(model, Q, V, KNOWN, QDD, TAU, EXT, nthreads, lanes):
+    """`aba` over a batch on nthreads threads (a workspace each), L states at a time."""
     status = np.zeros(len(Q), np.int64)
+    size = aba_lane_size(model, Q, V, KNOWN, QDD, TAU, EXT, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        aba_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, workspace(model, WIDTH, True))
+        aba_lanes(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, workspace(model, WIDTH, True),
+                  lane_scratch(size, lanes), lanes)
     return status

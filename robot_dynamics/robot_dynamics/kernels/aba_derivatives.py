@@ -12,10 +12,13 @@ import numpy as np
 
 from ..layout import MIMIC, NV
 from .columns import layout
+from .access import at, at1, first, first1, matrix_at, put, put1
+from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
 from .common import NONFINITE, OK, OVERFLOW, SINGULAR, chunk, fail, ndofs, parent, usable
 from .hybrid import body_of_coordinate
 from .jit import allocating, fast, parallel, prange
 from .kinematics import kinematics
+from .lanes import lanes_count
 from .ltdl import factor, solve_block, solve_vector, symmetrize
 from .rnea_derivatives import (W_T0, W_TEND, WIDTH, Z_USER, accelerations, base_gravity, bias, composites,
                                coordinate_terms, finite_matrix, mass_pairs, partials, vector_row,
@@ -26,34 +29,39 @@ from .rnea_derivatives import (W_T0, W_TEND, WIDTH, Z_USER, accelerations, base_
 L_LAM, L_END, L_USER, L_DIAG, L_X, L_ROWS = layout((("LAM", 1), ("END", 1), ("USER", 1), ("DIAG", 1), ("X", 1)))
 
 
-@allocating
-def aba_derivatives_workspace(model):
-    """Scratch for one state: a row per body, a row per full coordinate and a row for a vector
-    in the user's order, then room for three C-contiguous blocks (`blocks`)."""
+@fast
+def workspace_shape(model):
+    """Rows and columns of the scratch of one state: a row per body, a row per full coordinate
+    and a row for a vector in the user's order, then room for three C-contiguous blocks (`blocks`)."""
     nb, nv, nf = model.shape[0] - 1, int(model[-1, NV]), 0
     for i in range(nb):
         nf += ndofs(model, i)
     width = max(WIDTH, nv)
-    return np.empty((nb + nf + 1 + (L_ROWS * nv + 4 * nv * nv + width - 1) // width, width))
+    return nb + nf + 1 + (L_ROWS * nv + 4 * nv * nv + width - 1) // width, width
+
+
+@allocating
+def aba_derivatives_workspace(model):
+    """Scratch for one state (`workspace_shape`)."""
+    return np.empty(workspace_shape(model))
 
 
 @fast
-def blocks(model, W):
+def blocks(model, W, l=None):
     """C-contiguous views of W past its rows for bodies, coordinates and the vector: the factor's
     vectors (L_ROWS x nv), H (nv x nv: M's lower triangle, then L and D) and the block
     [d tau / dq | d tau / dv | 1] (nv x 3 nv) the solves work on (a column slice of W would have
-    unknown strides, and its row updates would not vectorize: measured 3x slower)."""
+    unknown strides, and its row updates would not vectorize: measured 3x slower); each with its
+    lanes for lanes l."""
     nb, nv = model.shape[0] - 1, int(model[-1, NV])
     nf = 0
     for i in range(nb):
         nf += ndofs(model, i)
     flat = W.reshape(-1)
-    start = (nb + nf + 1) * W.shape[1]
-    V = flat[start:start + L_ROWS * nv].reshape(L_ROWS, nv)
-    start += L_ROWS * nv
-    H = flat[start:start + nv * nv].reshape(nv, nv)
-    start += nv * nv
-    return V, H, flat[start:start + 3 * nv * nv].reshape(nv, 3 * nv)
+    start = (nb + nf + 1) * W.shape[1] * lanes_count(l)
+    V, start = matrix_at(flat, start, L_ROWS, nv, l)
+    H, start = matrix_at(flat, start, nv, nv, l)
+    return V, H, matrix_at(flat, start, nv, 3 * nv, l)[0]
 
 
 @fast
@@ -65,53 +73,63 @@ def aba_derivatives(model, q, v, tau, dq, dv, Minv, W):
     status = kinematics(model, q, W, base_frame=True)
     if status != OK:
         return status
-    a0 = base_gravity(model, q)
+    status = derivative_passes(model, q, v, tau, dq, dv, Minv, W)
+    if status == OK and not (finite_matrix(dq) and finite_matrix(dv) and finite_matrix(Minv)):
+        return OVERFLOW
+    return status
+
+
+@fast
+def derivative_passes(model, q, v, tau, dq, dv, Minv, W, l=None):
+    """After `kinematics` in the base frame: M and b = C v + g at qdd = 0, M = L^T D L, qdd, the
+    inverse-dynamics partials at qdd and the solve on the block, for one state or L states in lanes
+    l (see lanes.py). SINGULAR (with the body) where M is not positive definite in some lane."""
+    a0 = base_gravity(model, q, l)
     nv = int(model[-1, NV])
     vec = W[vector_row(model), :nv]         # qdd = 0, then b, then qdd
     vec[:] = 0.0
-    velocities(model, v, W, True)
-    accelerations(model, v, vec, a0, W)
-    composites(model, W, True, True)
-    coordinate_terms(model, a0, W, True, False)
-    V, H, X = blocks(model, W)
-    mass_pairs(model, H, W, True, not model[-1, MIMIC])     # M, in the factor's order
-    bias(model, vec, W)
+    velocities(model, v, W, True, l)
+    accelerations(model, v, vec, a0, W, l)
+    composites(model, W, True, True, l)
+    coordinate_terms(model, a0, W, True, False, l)
+    V, H, X = blocks(model, W, l)
+    mass_pairs(model, H, W, True, not model[-1, MIMIC], l)     # M, in the factor's order
+    bias(model, vec, W, l)
     lam, end, user, diag, x = V[L_LAM], V[L_END], V[L_USER], V[L_DIAG], V[L_X]
-    factor_order(model, H, W, V)
-    bad = factor(H, lam, diag, nv)
+    factor_order(model, H, W, V, l)
+    bad = factor(H, lam, diag, nv, l)
     if bad >= 0:
-        return fail(SINGULAR, body_of_coordinate(model, int(user[bad])))
+        return fail(SINGULAR, body_of_coordinate(model, int(first1(user, bad, l))))
     for t in range(nv):
-        x[t] = tau[int(user[t])] - vec[int(user[t])]
-    solve_vector(H, end, nv, x)
+        u = int(first1(user, t, l))
+        put1(x, t, l, at1(tau, u, l) - at1(vec, u, l))
+    solve_vector(H, end, nv, x, l)
     for t in range(nv):
-        vec[int(user[t])] = x[t]            # qdd
-    accelerations(model, v, vec, a0, W)     # forces at qdd (the inertias and momenta stand)
-    composites(model, W, False, False)
-    coordinate_terms(model, a0, W, False, True)
+        put1(vec, int(first1(user, t, l)), l, at1(x, t, l))    # qdd
+    accelerations(model, v, vec, a0, W, l)  # forces at qdd (the inertias and momenta stand)
+    composites(model, W, False, False, l)
+    coordinate_terms(model, a0, W, False, True, l)
     # the block, a row per coordinate in the factor's order: tree order, or the user's with mimic joints
-    partials(model, a0, X[:, :nv], X[:, nv:2 * nv], H, W, False, not model[-1, MIMIC])
+    partials(model, a0, X[:, :nv], X[:, nv:2 * nv], H, W, False, not model[-1, MIMIC], l)
     for t in range(nv):
         for c in range(2 * nv, 3 * nv):
-            X[t, c] = 0.0
-        X[t, 2 * nv + int(user[t])] = -1.0  # the solve's sign is -1 for the two others
-    solve_block(H, lam, end, nv, X, -1.0)
-    for t in range(nv):                     # out of the block, row by row (views: the loops vectorize)
-        a, b, c, x = dq[int(user[t])], dv[int(user[t])], Minv[int(user[t])], X[t]
+            put(X, t, c, l, 0.0)
+        put(X, t, 2 * nv + int(first1(user, t, l)), l, -1.0)   # the solve's sign is -1 for the two others
+    solve_block(H, lam, end, nv, X, -1.0, l)
+    for t in range(nv):                     # out of the block, row by row
+        u = int(first1(user, t, l))
         for k in range(nv):
-            a[k] = x[k]
+            put(dq, u, k, l, at(X, t, k, l))
         for k in range(nv):
-            b[k] = x[nv + k]
+            put(dv, u, k, l, at(X, t, nv + k, l))
         for k in range(nv):
-            c[k] = x[2 * nv + k]
-    symmetrize(Minv)
-    if not (finite_matrix(dq) and finite_matrix(dv) and finite_matrix(Minv)):
-        return OVERFLOW
+            put(Minv, u, k, l, at(X, t, 2 * nv + k, l))
+    symmetrize(Minv, l)
     return OK
 
 
 @fast
-def factor_order(model, H, W, V):
+def factor_order(model, H, W, V, l=None):
     """Each coordinate's parent, descendants' end, user index and M's diagonal (rows of V) in the
     order the factor takes, where `mass_pairs(..., tree)` put M into H: tree order without mimic
     joints (the coordinate rows of rnea_derivatives: lam is the joint's previous coordinate, or the
@@ -120,15 +138,18 @@ def factor_order(model, H, W, V):
     lam, end, user, diag = V[L_LAM], V[L_END], V[L_USER], V[L_DIAG]
     if model[-1, MIMIC]:
         for t in range(nv):
-            lam[t], end[t], user[t] = t - 1, nv, t
+            put1(lam, t, l, t - 1)
+            put1(end, t, l, nv)
+            put1(user, t, l, t)
     else:
         for i in range(nb):
-            t, par = int(W[i, W_T0]), parent(model, i)
+            t, par = int(first(W, i, W_T0, l)), parent(model, i)
             for d in range(ndofs(model, i)):
-                user[t + d], end[t + d] = W[nb + t + d, Z_USER], W[i, W_TEND]
-                lam[t + d] = t + d - 1 if d else (W[par, W_T0] + ndofs(model, par) - 1 if par >= 0 else -1)
+                put1(user, t + d, l, first(W, nb + t + d, Z_USER, l))
+                put1(end, t + d, l, first(W, i, W_TEND, l))
+                put1(lam, t + d, l, t + d - 1 if d else (first(W, par, W_T0, l) + ndofs(model, par) - 1 if par >= 0 else -1))
     for r in range(nv):
-        diag[r] = H[r, r]
+        put1(diag, r, l, at(H, r, r, l))
 
 
 @fast
@@ -138,11 +159,50 @@ def aba_derivatives_rows(model, Q, V, TAU, DQ, DV, MINV, status, lo, hi, W):
         status[s] = aba_derivatives(model, Q[s], V[s], TAU[s], DQ[s], DV[s], MINV[s], W)
 
 
+@fast
+def aba_derivatives_lanes(model, Q, V, TAU, DQ, DV, MINV, status, lo, hi, W, B, lanes):
+    """`aba_derivatives` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes); a block with
+    an unusable input, a bad quaternion, a singular M or a non-finite result in some lane runs
+    again state by state."""
+    nv = V.shape[1]
+    rows, width = workspace_shape(model)
+    WL, start = view3(B, 0, rows, width, lanes)
+    DQL, start = view3(B, start, nv, nv, lanes)
+    DVL, start = view3(B, start, nv, nv, lanes)
+    ML, start = view3(B, start, nv, nv, lanes)
+    QL, start = view2(B, start, Q.shape[1], lanes)
+    VL, start = view2(B, start, nv, lanes)
+    TL = view2(B, start, nv, lanes)[0]
+    for s0 in range(lo, hi, lanes_count(lanes)):
+        n = min(lanes_count(lanes), hi - s0)
+        ok = gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(TAU, s0, n, TL, lanes)
+        ok = ok and kinematics(model, QL, WL, -1, True, lanes) == OK
+        ok = ok and derivative_passes(model, QL, VL, TL, DQL, DVL, ML, WL, lanes) == OK
+        if ok and finite_block(DQL) and finite_block(DVL) and finite_block(ML):
+            scatter(DQL, DQ, s0, n, lanes)
+            scatter(DVL, DV, s0, n, lanes)
+            scatter(ML, MINV, s0, n, lanes)
+            status[s0:s0 + n] = OK
+        else:
+            aba_derivatives_rows(model, Q, V, TAU, DQ, DV, MINV, status, s0, s0 + n, W)
+
+
+@fast
+def aba_derivatives_lane_size(model, Q, V, TAU, DQ, DV, MINV, lanes):
+    """Doubles of lane scratch `aba_derivatives_lanes` needs: the workspace, three nv x nv blocks,
+    q, v and tau."""
+    rows, width = workspace_shape(model)
+    nv = V.shape[1]
+    return lanes_count(lanes) * (rows * width + 3 * nv * nv + Q.shape[1] + 2 * nv)
+
+
 @parallel
-def aba_derivatives_batch(model, Q, V, TAU, DQ, DV, MINV, nthreads):
-    """`aba_derivatives` over a batch on nthreads threads (a workspace each)."""
+def aba_derivatives_batch(model, Q, V, TAU, DQ, DV, MINV, nthreads, lanes):
+    """`aba_derivatives` over a batch on nthreads threads (a workspace each), L states at a time."""
     status = np.zeros(len(Q), np.int64)
+    size = aba_derivatives_lane_size(model, Q, V, TAU, DQ, DV, MINV, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        aba_derivatives_rows(model, Q, V, TAU, DQ, DV, MINV, status, lo, hi, aba_derivatives_workspace(model))
+        aba_derivatives_lanes(model, Q, V, TAU, DQ, DV, MINV, status, lo, hi, aba_derivatives_workspace(model),
+                              lane_scratch(size, lanes), lanes)
     return status

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..layout import FREE, GRAVITY, JTYPE, NV, PARENT, PLANAR, VSCALE, VSRC, layout
 from .jit import allocating, fast
+from .access import add, add1, put
 
 OK, NONFINITE, BAD_QUATERNION, SINGULAR, OVERFLOW = 0, 1, 2, 3, 4
 STATUS_BODY = 16        # a status names its body: code + STATUS_BODY * (body + 1)
@@ -105,9 +106,19 @@ def user_v(model, i, d):
 
 
 @fast
-def add_torque(model, i, d, value, tau):
-    """tau += G^T of coordinate d of body i's joint getting `value`."""
-    tau[user_v(model, i, d)] += model[i, VSCALE] * value
+def enter(X, a, b, x, shared, l=None):
+    """X[a, b] = x, or += x where coordinates are shared (mimic joints add to their leader's): a
+    kernel whose entries each get one term writes them once into zeroed memory (no read)."""
+    if shared:
+        add(X, a, b, l, x)
+    else:
+        put(X, a, b, l, x)
+
+
+@fast
+def add_torque(model, i, d, value, tau, l=None):
+    """tau += G^T of coordinate d of body i's joint getting `value` (lane l, see lanes.py)."""
+    add1(tau, user_v(model, i, d), l, model[i, VSCALE] * value)
 
 
 @fast

@@ -2,10 +2,13 @@
 Body Dynamics Algorithms, ch. 6), in world axes about the reference point."""
 import numpy as np
 
-from ..layout import ARMATURE, MULTI, SUBTREE_END, VSCALE
+from ..layout import ARMATURE, MIMIC, MULTI, SUBTREE_END, VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import NONFINITE, OK, chunk, ndofs, parent, usable, user_v, workspace
+from .blocks import gather, lane_scratch, scatter, view2, view3
+from .common import NONFINITE, OK, chunk, enter, ndofs, parent, usable, user_v, workspace
 from .jit import fast, parallel, prange
+from .access import add, at, put
+from .lanes import lanes_count
 from .kinematics import kinematics
 from .spatial import dot6, get6, inertia_times, set6
 
@@ -20,72 +23,76 @@ def crba(model, q, M, W):
         return NONFINITE
     status = kinematics(model, q, W, base_frame=True)
     if status == OK:
+        M[:] = 0.0      # bodies on different branches do not couple
         composite_inertia(model, M, W)
     return status
 
 
 @fast
-def composite_inertia(model, M, W):
+def composite_inertia(model, M, W, l=None):
     """Composite-rigid-body algorithm (Featherstone, RBDA ch. 6) after `kinematics` in the
     base frame: Ic_p += Ic_i from the leaves up and F = Ic_i S_i, then M_ji = S_j^T F_i for every
     i in j's subtree, a contiguous range of bodies (no walk to the root), plus armature on the
-    diagonal. Turns W's inertias into composite ones; F is left in W_F."""
+    diagonal, into M zeroed before (each entry is written once, or added to where mimic joints
+    share a coordinate). Turns W's inertias into composite ones; F is left in W_F. One state, or
+    L states in lanes l (see lanes.py)."""
     nb = model.shape[0] - 1
     for i in range(nb - 1, -1, -1):     # leaves to root: F = Ic_i S_i, Ic_p += Ic_i
         for d in range(ndofs(model, i)):
-            set6(W, i, W_F + 6 * d, inertia_times(W, i, W_I, get6(W, i, W_S + 6 * d)))
+            set6(W, i, W_F + 6 * d, inertia_times(W, i, W_I, get6(W, i, W_S + 6 * d, l), l), l)
         par = parent(model, i)
         if par >= 0:
             for k in range(10):
-                W[par, W_I + k] += W[i, W_I + k]
-    M[:, :] = 0.0       # bodies on different branches do not couple
-    multi = model[-1, MULTI] != 0.0
+                add(W, par, W_I + k, l, at(W, i, W_I + k, l))
+    multi, shared = model[-1, MULTI] != 0.0, model[-1, MIMIC] != 0.0
     for j in range(nb):                 # M_ji = S_j^T F_i for i in j's subtree, j .. SUBTREE_END - 1
         end, nj = int(model[j, SUBTREE_END]), ndofs(model, j)
         if nj == 1:                     # one coordinate: M_jj = S_j^T F_j + armature, then the row
-            S, a, sj = get6(W, j, W_S), user_v(model, j, 0), model[j, VSCALE]
-            M[a, a] += sj * sj * (dot6(S, get6(W, j, W_F)) + model[j, ARMATURE])
+            S, a, sj = get6(W, j, W_S, l), user_v(model, j, 0), model[j, VSCALE]
+            enter(M, a, a, sj * sj * (dot6(S, get6(W, j, W_F, l)) + model[j, ARMATURE]), shared, l)
             for i in range(j + 1, end):     # each body's first coordinate
-                add_symmetric(M, a, user_v(model, i, 0), sj * model[i, VSCALE] * dot6(S, get6(W, i, W_F)))
+                add_symmetric(M, a, user_v(model, i, 0), sj * model[i, VSCALE] * dot6(S, get6(W, i, W_F, l)), shared, l)
             if multi:
-                other_coordinates(model, M, W, j, end, a, S)
+                other_coordinates(model, M, W, j, end, a, S, shared, l)
         elif nj == 6 and parent(model, j) < 0:  # the free root, at the origin: S = 1, its rows are Ic and the F below
             r = user_v(model, j, 0)
             for d in range(6):
-                set6(M, r + d, r, get6(W, j, W_F + 6 * d))
+                set6(M, r + d, r, get6(W, j, W_F + 6 * d, l), l)
             for i in range(j + 1, end):
                 for d in range(ndofs(model, i)):
-                    F, b, x = get6(W, i, W_F + 6 * d), user_v(model, i, d), model[i, VSCALE]
-                    add_symmetric(M, r, b, x * F[0])
-                    add_symmetric(M, r + 1, b, x * F[1])
-                    add_symmetric(M, r + 2, b, x * F[2])
-                    add_symmetric(M, r + 3, b, x * F[3])
-                    add_symmetric(M, r + 4, b, x * F[4])
-                    add_symmetric(M, r + 5, b, x * F[5])
+                    F, b, x = get6(W, i, W_F + 6 * d, l), user_v(model, i, d), model[i, VSCALE]
+                    add_symmetric(M, r, b, x * F[0], shared, l)
+                    add_symmetric(M, r + 1, b, x * F[1], shared, l)
+                    add_symmetric(M, r + 2, b, x * F[2], shared, l)
+                    add_symmetric(M, r + 3, b, x * F[3], shared, l)
+                    add_symmetric(M, r + 4, b, x * F[4], shared, l)
+                    add_symmetric(M, r + 5, b, x * F[5], shared, l)
         else:                       # several coordinates: its own block, then the bodies below
             for e in range(nj):
-                S, a = get6(W, j, W_S + 6 * e), user_v(model, j, e)
+                S, a = get6(W, j, W_S + 6 * e, l), user_v(model, j, e)
                 for d in range(e, nj):
-                    M[a, user_v(model, j, d)] = M[user_v(model, j, d), a] = dot6(S, get6(W, j, W_F + 6 * d))
+                    x = dot6(S, get6(W, j, W_F + 6 * d, l))
+                    put(M, a, user_v(model, j, d), l, x)
+                    put(M, user_v(model, j, d), a, l, x)
                 for i in range(j + 1, end):
                     for d in range(ndofs(model, i)):
-                        add_symmetric(M, a, user_v(model, i, d), model[i, VSCALE] * dot6(S, get6(W, i, W_F + 6 * d)))
+                        add_symmetric(M, a, user_v(model, i, d), model[i, VSCALE] * dot6(S, get6(W, i, W_F + 6 * d, l)), shared, l)
 
 
 @fast
-def other_coordinates(model, M, W, j, end, a, S):
+def other_coordinates(model, M, W, j, end, a, S, shared, l=None):
     """M_ab += S . F for the coordinates after the first of the multi-coordinate joints in
     j's subtree (a: j's coordinate, S its motion)."""
     for i in range(j + 1, end):
         for d in range(1, ndofs(model, i)):
-            add_symmetric(M, a, user_v(model, i, d), dot6(S, get6(W, i, W_F + 6 * d)))
+            add_symmetric(M, a, user_v(model, i, d), dot6(S, get6(W, i, W_F + 6 * d, l)), shared, l)
 
 
 @fast
-def add_symmetric(M, a, b, x):
-    """M[a, b] += x and M[b, a] += x (twice x on the diagonal: a mimic joint below its leader)."""
-    M[a, b] += x
-    M[b, a] += x
+def add_symmetric(M, a, b, x, shared, l=None):
+    """M[a, b] and M[b, a] get x (`enter`; twice x on the diagonal: a mimic joint below its leader)."""
+    enter(M, a, b, x, shared, l)
+    enter(M, b, a, x, shared, l)
 
 
 @fast
@@ -95,11 +102,42 @@ def crba_rows(model, Q, M, status, lo, hi, W):
         status[s] = crba(model, Q[s], M[s], W)
 
 
+@fast
+def crba_lanes(model, Q, M, status, lo, hi, W, B, lanes):
+    """`crba` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes): each block of states
+    transposed into the lane scratch B, placed and its mass matrices built at once, then
+    transposed back; a block with an unusable q or a failing lane runs again one state at a time."""
+    nb, nv = model.shape[0] - 1, M.shape[1]
+    WL, start = view3(B, 0, max(nb, 1), WIDTH, lanes)
+    ML, start = view3(B, start, nv, nv, lanes)
+    QL = view2(B, start, Q.shape[1], lanes)[0]
+    shared = model[-1, MIMIC] != 0.0
+    ML[:] = 0.0         # bodies on different branches do not couple; the others' entries are all written
+    for s0 in range(lo, hi, lanes_count(lanes)):
+        n = min(lanes_count(lanes), hi - s0)
+        ok = gather(Q, s0, n, QL, lanes) and kinematics(model, QL, WL, -1, True, lanes) == OK
+        if ok:
+            if shared:
+                ML[:] = 0.0
+            composite_inertia(model, ML, WL, lanes)
+            scatter(ML, M, s0, n, lanes)
+            status[s0:s0 + n] = OK
+        else:
+            crba_rows(model, Q, M, status, s0, s0 + n, W)
+
+
+@fast
+def crba_lane_size(model, Q, M, lanes):
+    """Doubles of lane scratch `crba_lanes` needs: the workspace, M and q."""
+    return lanes_count(lanes) * (max(model.shape[0] - 1, 1) * WIDTH + M.shape[1] * M.shape[2] + Q.shape[1])
+
+
 @parallel
-def crba_batch(model, Q, M, nthreads):
-    """`crba` over a batch on nthreads threads (a workspace each)."""
+def crba_batch(model, Q, M, nthreads, lanes):
+    """`crba` over a batch on nthreads threads (a workspace each), L states at a time."""
     status = np.zeros(len(Q), np.int64)
+    size = crba_lane_size(model, Q, M, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        crba_rows(model, Q, M, status, lo, hi, workspace(model, WIDTH))
+        crba_lanes(model, Q, M, status, lo, hi, workspace(model, WIDTH), lane_scratch(size, lanes), lanes)
     return status

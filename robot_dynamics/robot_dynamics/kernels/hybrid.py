@@ -2,13 +2,13 @@
 articulated-body recursion of aba.py cannot): the reduced system
 M_uu qdd_u = tau_u - b_u - M_uk qdd_k solved by Cholesky (Kim, Lie group formulation of
 articulated rigid body dynamics, hybrid dynamics). `aba` calls it for those models."""
-import numpy as np
-
 from ..layout import FREE, JTYPE, NV
+from .access import at, at1, first1, put, put1
 from .common import OK, SINGULAR, SINGULAR_TOL, fail, ndofs, user_v
 from .crba import WIDTH as CRBA_WIDTH
 from .crba import composite_inertia
 from .jit import fast
+from .lanes import all_lanes, sqrt
 from .kinematics import kinematics
 from .rnea import WIDTH as RNEA_WIDTH
 from .rnea import newton_euler
@@ -18,75 +18,77 @@ WIDTH = max(RNEA_WIDTH, CRBA_WIDTH)
 
 
 @fast
-def reduced_hybrid(model, q, v, known, qdd, tau, ext, W):
+def reduced_hybrid(model, q, v, known, qdd, tau, ext, W, l=None):
     """Hybrid dynamics as the reduced system M_uu qdd_u = tau_u - b_u - M_uk qdd_k (Kim, Lie
     group formulation, hybrid dynamics), after `kinematics`: b = C v + g - J^T f_ext by RNEA with
     qdd = 0, M by CRBA, M_uu gathered and factored L L^T (Cholesky); tau_k = M_k qdd + b_k.
-    Returns SINGULAR (with the body of the failing coordinate) if M_uu is not positive definite."""
+    Returns SINGULAR (with the body of the failing coordinate) if M_uu is not positive definite
+    (in some lane). One state, or L states in lanes l (see lanes.py)."""
     nb, nv = model.shape[0] - 1, int(model[-1, NV])
     M, L = W[nb:, :nv], W[nb:, nv + 4:2 * nv + 4]
     b, zero, unknown, x = W[nb:, nv], W[nb:, nv + 1], W[nb:, nv + 2], W[nb:, nv + 3]
     zero[:] = 0.0
-    newton_euler(model, q, v, zero, ext, b, W, True)
+    newton_euler(model, q, v, zero, ext, b, W, True, l)
     if nb and model[0, JTYPE] == FREE:  # composite_inertia takes a free root at the origin
-        kinematics(model, q, W, base_frame=True)
-    composite_inertia(model, M, W)
+        kinematics(model, q, W, -1, True, l)
+    M[:] = 0.0
+    composite_inertia(model, M, W, l)
     n = 0
     for r in range(nv):
         if not known[r]:
-            unknown[n] = r
+            put1(unknown, n, l, r)
             n += 1
     for j in range(n):          # x = tau_u - b_u - M_uk qdd_k, L = the lower triangle of M_uu
-        r = int(unknown[j])
-        y = tau[r] - b[r]
+        r = int(first1(unknown, j, l))
+        y = at1(tau, r, l) - at1(b, r, l)
         for c in range(nv):
             if known[c]:
-                y -= M[r, c] * qdd[c]
-        x[j] = y
+                y -= at(M, r, c, l) * at1(qdd, c, l)
+        put1(x, j, l, y)
         for k in range(j + 1):
-            L[j, k] = M[r, int(unknown[k])]
-    failed = cholesky_solve(L, x, n)
+            put(L, j, k, l, at(M, r, int(first1(unknown, k, l)), l))
+    failed = cholesky_solve(L, x, n, l)
     if failed >= 0:
-        return fail(SINGULAR, body_of_coordinate(model, int(unknown[failed])))
+        return fail(SINGULAR, body_of_coordinate(model, int(first1(unknown, failed, l))))
     for j in range(n):
-        qdd[int(unknown[j])] = x[j]
+        put1(qdd, int(first1(unknown, j, l)), l, at1(x, j, l))
     for r in range(nv):
         if known[r]:
-            y = b[r]
+            y = at1(b, r, l)
             for c in range(nv):
-                y += M[r, c] * qdd[c]
-            tau[r] = y
+                y += at(M, r, c, l) * at1(qdd, c, l)
+            put1(tau, r, l, y)
     return OK
 
 
 @fast
-def cholesky_solve(L, x, n):
+def cholesky_solve(L, x, n, l=None):
     """x = A^-1 x for the symmetric positive definite n x n matrix A given by the lower triangle
     of L, which becomes its Cholesky factor (A = L L^T, 1 / L_jj kept on the diagonal). Returns -1,
-    or the first row whose pivot is not positive (A is not positive definite)."""
+    or the first row whose pivot is not positive (in some lane: A is not positive definite)."""
     for j in range(n):
-        y = d0 = L[j, j]
+        y = d0 = at(L, j, j, l)
         for k in range(j):
-            y -= L[j, k] * L[j, k]
-        if not y > SINGULAR_TOL * abs(d0):
+            y -= at(L, j, k, l) * at(L, j, k, l)
+        if not all_lanes(y > SINGULAR_TOL * abs(d0)):
             return j
-        dinv = 1.0 / np.sqrt(y)
-        L[j, j] = dinv
+        dinv = 1.0 / sqrt(y)
+        put(L, j, j, l, dinv)
         for i in range(j + 1, n):
-            y = L[i, j]
+            y = at(L, i, j, l)
             for k in range(j):
-                y -= L[i, k] * L[j, k]
-            L[i, j] = y * dinv
+                y -= at(L, i, k, l) * at(L, j, k, l)
+            put(L, i, j, l, y * dinv)
     for j in range(n):          # L y = x
-        y = x[j]
+        y = at1(x, j, l)
         for k in range(j):
-            y -= L[j, k] * x[k]
-        x[j] = y * L[j, j]
+            y -= at(L, j, k, l) * at1(x, k, l)
+        put1(x, j, l, y * at(L, j, j, l))
     for j in range(n - 1, -1, -1):   # L^T x = y
-        y = x[j]
+        y = at1(x, j, l)
         for k in range(j + 1, n):
-            y -= L[k, j] * x[k]
-        x[j] = y * L[j, j]
+            y -= at(L, k, j, l) * at1(x, k, l)
+        put1(x, j, l, y * at(L, j, j, l))
     return -1
 
 

@@ -11,101 +11,107 @@ run over contiguous rows and columns rather than up the chains of ancestors (dep
 block of right-hand sides X has a row per coordinate, so that M^-1 X is a sequence of updates of
 whole rows (vectorized).
 """
+from .access import at, at1, first1, put, put1, sub, sub1
 from .common import SINGULAR_TOL
 from .jit import fast, inline
+from .lanes import all_lanes
 
 
 @fast
-def factor(H, lam, diag, n):
+def factor(H, lam, diag, n, l=None):
     """M = L^T D L in place (Featherstone, RBDA ch. 6.5, algorithm LTDL). Returns -1, or the
-    first coordinate (from the leaves) whose pivot D_k is not positive: a pivot counts as zero
-    when it keeps less than SINGULAR_TOL of M_kk (diag, saved before; the rest cancelled).
+    first coordinate (from the leaves) whose pivot D_k is not positive (in some lane: one state, or
+    L states in lanes l, see lanes.py): a pivot counts as zero when it keeps less than
+    SINGULAR_TOL of M_kk (diag, saved before; the rest cancelled).
     LTDL's innermost loop walks j up the ancestors of i; here it runs over the whole row,
     j = 0 .. i, where H[k, j] is exactly zero off k's ancestors (no fill-in): a few more
     multiplications by zero, but a loop that vectorizes instead of a chain of dependent loads
     (measured ~4x faster on talos)."""
     for k in range(n - 1, -1, -1):
-        d = H[k, k]
-        if not d > SINGULAR_TOL * diag[k]:
+        d = at(H, k, k, l)
+        if not all_lanes(d > SINGULAR_TOL * at1(diag, k, l)):
             return k
-        i = int(lam[k])
+        i = int(first1(lam, k, l))
         while i >= 0:
-            a = H[k, i] / d
+            a = at(H, k, i, l) / d
             for j in range(i + 1):
-                H[i, j] -= a * H[k, j]
-            H[k, i] = a
-            i = int(lam[i])
+                sub(H, i, j, l, a * at(H, k, j, l))
+            put(H, k, i, l, a)
+            i = int(first1(lam, i, l))
     return -1
 
 
 @fast
-def solve_vector(H, end, n, x):
+def solve_vector(H, end, n, x, l=None):
     """x = M^-1 x for x in the factor's order (after `factor`): L^T y = x, y / D, then L z = y.
     Both triangles by contiguous loops instead of walks up the ancestors: L^T over whole rows of H
     (zero off the ancestors: it vectorizes), L by columns, each coordinate pushed into its
     descendants k + 1 .. end[k] - 1 (~4x faster than the chains on talos)."""
     for i in range(n - 1, -1, -1):
-        xi = x[i]
+        xi = at1(x, i, l)
         for j in range(i):
-            x[j] -= H[i, j] * xi
+            sub1(x, j, l, at(H, i, j, l) * xi)
     for i in range(n):
-        x[i] /= H[i, i]
+        put1(x, i, l, at1(x, i, l) / at(H, i, i, l))
     for j in range(n):
-        xj = x[j]
-        for i in range(j + 1, int(end[j])):
-            x[i] -= H[i, j] * xj
+        xj = at1(x, j, l)
+        for i in range(j + 1, int(first1(end, j, l))):
+            sub1(x, i, l, at(H, i, j, l) * xj)
 
 
 @fast
-def solve_block(H, lam, end, n, X, sign):
+def solve_block(H, lam, end, n, X, sign, l=None):
     """X = sign M^-1 X for a block X whose row k belongs to coordinate k (after `factor`), every
     column a right-hand side: L^T Y = X pulling from each row's descendants (k + 1 .. end[k] - 1,
     a contiguous range), Y = sign D^-1 Y, then L Z = Y pulling from its ancestors. The row updates
     go four source rows at a time: one load and store of the destination per four (the updates
     are bound by L1 traffic; measured ~1.6x over one at a time; inlined: ~8 % less)."""
     for j in range(n - 1, -1, -1):
-        i, e = j + 1, int(end[j])
+        i, e = j + 1, int(first1(end, j, l))
         while i + 4 <= e:
-            update4(X, j, H[i, j], i, H[i + 1, j], i + 1, H[i + 2, j], i + 2, H[i + 3, j], i + 3)
+            update4(X, j, at(H, i, j, l), i, at(H, i + 1, j, l), i + 1, at(H, i + 2, j, l), i + 2,
+                    at(H, i + 3, j, l), i + 3, l)
             i += 4
         while i < e:
-            update1(X, j, H[i, j], i)
+            update1(X, j, at(H, i, j, l), i, l)
             i += 1
     for i in range(n):
-        s = sign / H[i, i]
+        s = sign / at(H, i, i, l)
         for c in range(X.shape[1]):
-            X[i, c] *= s
+            put(X, i, c, l, at(X, i, c, l) * s)
     for i in range(n):
-        j0 = int(lam[i])
+        j0 = int(first1(lam, i, l))
         while j0 >= 0:
-            j1 = int(lam[j0])
-            j2 = int(lam[j1]) if j1 >= 0 else -1
-            j3 = int(lam[j2]) if j2 >= 0 else -1
+            j1 = int(first1(lam, j0, l))
+            j2 = int(first1(lam, j1, l)) if j1 >= 0 else -1
+            j3 = int(first1(lam, j2, l)) if j2 >= 0 else -1
             if j3 < 0:
-                update1(X, i, H[i, j0], j0)
+                update1(X, i, at(H, i, j0, l), j0, l)
                 j0 = j1
                 continue
-            update4(X, i, H[i, j0], j0, H[i, j1], j1, H[i, j2], j2, H[i, j3], j3)
-            j0 = int(lam[j3])
+            update4(X, i, at(H, i, j0, l), j0, at(H, i, j1, l), j1, at(H, i, j2, l), j2, at(H, i, j3, l), j3, l)
+            j0 = int(first1(lam, j3, l))
 
 
 @inline
-def update4(X, r, a0, s0, a1, s1, a2, s2, a3, s3):
+def update4(X, r, a0, s0, a1, s1, a2, s2, a3, s3, l=None):
     """X[r] -= a0 X[s0] + a1 X[s1] + a2 X[s2] + a3 X[s3] (a loop the compiler vectorizes)."""
     for c in range(X.shape[1]):
-        X[r, c] -= (a0 * X[s0, c] + a1 * X[s1, c]) + (a2 * X[s2, c] + a3 * X[s3, c])
+        sub(X, r, c, l, (a0 * at(X, s0, c, l) + a1 * at(X, s1, c, l)) + (a2 * at(X, s2, c, l) + a3 * at(X, s3, c, l)))
 
 
 @inline
-def update1(X, r, a, s):
+def update1(X, r, a, s, l=None):
     """X[r] -= a X[s]."""
     for c in range(X.shape[1]):
-        X[r, c] -= a * X[s, c]
+        sub(X, r, c, l, a * at(X, s, c, l))
 
 
 @fast
-def symmetrize(X):
+def symmetrize(X, l=None):
     """X = (X + X^T) / 2: M^-1 computed by columns is symmetric only to rounding."""
     for r in range(X.shape[0]):
         for c in range(r):
-            X[r, c] = X[c, r] = 0.5 * (X[r, c] + X[c, r])
+            x = 0.5 * (at(X, r, c, l) + at(X, c, r, l))
+            put(X, r, c, l, x)
+            put(X, c, r, l, x)

@@ -11,12 +11,16 @@ subtree, so Y[j, block i] = S_j^T A_i for every j on i's path to the root, and z
 """
 import numpy as np
 
-from ..layout import AXES, VSCALE
+from ..layout import AXES, MIMIC, VSCALE
+from .access import at1
+from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
 from .columns import KINEMATICS_END, W_P, W_R, W_S, layout
-from .common import NONFINITE, OK, OVERFLOW, chunk, ndofs, parent, root_acceleration, usable, user_v, workspace
+from .common import (NONFINITE, OK, OVERFLOW, chunk, enter, ndofs, parent, root_acceleration, usable, user_v,
+                     workspace)
 from .jit import fast, inline, parallel, prange
 from .kinematics import kinematics
-from .spatial import ZERO6, axpy, cross3, cross_motion, dot6, get6, get9, matvec3, plus, set6
+from .lanes import lanes_count
+from .spatial import ZERO6, axpy, cross3, cross_motion, dot6, get3, get6, get9, matvec3, plus, set6
 
 #: per body: velocity and acceleration in world axes about o
 W_V, W_A, WIDTH = layout((("V", 6), ("A", 6)), KINEMATICS_END)
@@ -26,34 +30,38 @@ W_V, W_A, WIDTH = layout((("V", 6), ("A", 6)), KINEMATICS_END)
 def regressor(model, q, v, a, body, Y, W):
     """Y(q, v, a) of one state into Y (all of it). body < 0: every body's ten columns (Y is
     nv x 10 nb); body >= 0: only that body's (Y is nv x 10). NONFINITE for NaN or inf in the
-    inputs, OVERFLOW for inputs so large that Y is not finite.
-
-    Velocities and accelerations go from the root to the leaves in world axes about o:
-    v_i = v_p + S qd, a_i = a_p + S qdd + v_i x S qd (the base moves up at g); a world S is fixed
-    in its body, so its derivative is v_i x S (Featherstone, RBDA ch. 2). Then `body_columns`
-    gives A_i and every joint j above i gets S_j . A_i (times its mimic scale, added to its
-    leader's row: tau = G^T tau_full)."""
+    inputs, OVERFLOW for inputs so large that Y is not finite (see `regressor_passes`)."""
     if not (usable(q) and usable(v) and usable(a)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:
         return status
-    for row in range(Y.shape[0]):   # bodies off a joint's path add nothing to its row
-        for k in range(Y.shape[1]):
-            Y[row, k] = 0.0
+    Y[:] = 0.0      # bodies off a joint's path add nothing to its row
+    regressor_passes(model, v, a, body, Y, W)
+    return OK if all_finite(Y) else OVERFLOW    # finite inputs, yet v^2 beyond a double
+
+
+@fast
+def regressor_passes(model, v, a, body, Y, W, l=None):
+    """After `kinematics`, into Y zeroed before, for one state or L states in lanes l (see
+    lanes.py): velocities and accelerations go from the root to the leaves in world axes about o:
+    v_i = v_p + S qd, a_i = a_p + S qdd + v_i x S qd (the base moves up at g); a world S is fixed
+    in its body, so its derivative is v_i x S (Featherstone, RBDA ch. 2). Then `body_columns`
+    gives A_i and every joint j above i gets S_j . A_i (times its mimic scale, added to its
+    leader's row: tau = G^T tau_full)."""
+    shared = model[-1, MIMIC] != 0.0
     for i in range(model.shape[0] - 1):
         par = parent(model, i)
         vJ, aJ = ZERO6, ZERO6
         for d in range(ndofs(model, i)):
-            S, k, s = get6(W, i, W_S + 6 * d), user_v(model, i, d), model[i, VSCALE]
-            vJ, aJ = axpy(s * v[k], S, vJ), axpy(s * a[k], S, aJ)
-        vi = plus(get6(W, par, W_V), vJ) if par >= 0 else vJ
-        ai = plus(plus(get6(W, par, W_A) if par >= 0 else root_acceleration(model), aJ), cross_motion(vi, vJ))
-        set6(W, i, W_V, vi)
-        set6(W, i, W_A, ai)
+            S, k, s = get6(W, i, W_S + 6 * d, l), user_v(model, i, d), model[i, VSCALE]
+            vJ, aJ = axpy(s * at1(v, k, l), S, vJ), axpy(s * at1(a, k, l), S, aJ)
+        vi = plus(get6(W, par, W_V, l), vJ) if par >= 0 else vJ
+        ai = plus(plus(get6(W, par, W_A, l) if par >= 0 else root_acceleration(model), aJ), cross_motion(vi, vJ))
+        set6(W, i, W_V, vi, l)
+        set6(W, i, W_A, ai, l)
         if body < 0 or i == body:
-            body_to_joints(model, i, 10 * i if body < 0 else 0, vi, ai, Y, W)
-    return OK if all_finite(Y) else OVERFLOW    # finite inputs, yet v^2 beyond a double
+            body_to_joints(model, i, 10 * i if body < 0 else 0, vi, ai, Y, W, shared, l)
 
 
 @fast
@@ -68,30 +76,31 @@ def all_finite(Y):
 
 
 @inline
-def body_to_joints(model, i, col, vi, ai, Y, W):
-    """Y[j, col:col+10] += S_j . A_i for every joint j from body i up to the root (`body_columns`
-    gives A_i; its inertia columns are couples: their linear part is zero)."""
-    fm, fx, fy, fz, txx, txy, tyy, txz, tyz, tzz = body_columns(model, i, vi, ai, W)
+def body_to_joints(model, i, col, vi, ai, Y, W, shared, l):
+    """Y[j, col:col+10] = S_j . A_i for every joint j from body i up to the root (`body_columns`
+    gives A_i; its inertia columns are couples: their linear part is zero; mimic joints add to
+    their leader's row)."""
+    fm, fx, fy, fz, txx, txy, tyy, txz, tyz, tzz = body_columns(model, i, vi, ai, W, l)
     j = i
     while j >= 0:
         g = model[j, VSCALE]
         for e in range(ndofs(model, j)):
-            S, row = get6(W, j, W_S + 6 * e), user_v(model, j, e)
-            Y[row, col] += g * dot6(S, fm)
-            Y[row, col + 1] += g * dot6(S, fx)
-            Y[row, col + 2] += g * dot6(S, fy)
-            Y[row, col + 3] += g * dot6(S, fz)
-            Y[row, col + 4] += g * (S[3] * txx[0] + S[4] * txx[1] + S[5] * txx[2])
-            Y[row, col + 5] += g * (S[3] * txy[0] + S[4] * txy[1] + S[5] * txy[2])
-            Y[row, col + 6] += g * (S[3] * tyy[0] + S[4] * tyy[1] + S[5] * tyy[2])
-            Y[row, col + 7] += g * (S[3] * txz[0] + S[4] * txz[1] + S[5] * txz[2])
-            Y[row, col + 8] += g * (S[3] * tyz[0] + S[4] * tyz[1] + S[5] * tyz[2])
-            Y[row, col + 9] += g * (S[3] * tzz[0] + S[4] * tzz[1] + S[5] * tzz[2])
+            S, row = get6(W, j, W_S + 6 * e, l), user_v(model, j, e)
+            enter(Y, row, col, g * dot6(S, fm), shared, l)
+            enter(Y, row, col + 1, g * dot6(S, fx), shared, l)
+            enter(Y, row, col + 2, g * dot6(S, fy), shared, l)
+            enter(Y, row, col + 3, g * dot6(S, fz), shared, l)
+            enter(Y, row, col + 4, g * (S[3] * txx[0] + S[4] * txx[1] + S[5] * txx[2]), shared, l)
+            enter(Y, row, col + 5, g * (S[3] * txy[0] + S[4] * txy[1] + S[5] * txy[2]), shared, l)
+            enter(Y, row, col + 6, g * (S[3] * tyy[0] + S[4] * tyy[1] + S[5] * tyy[2]), shared, l)
+            enter(Y, row, col + 7, g * (S[3] * txz[0] + S[4] * txz[1] + S[5] * txz[2]), shared, l)
+            enter(Y, row, col + 8, g * (S[3] * tyz[0] + S[4] * tyz[1] + S[5] * tyz[2]), shared, l)
+            enter(Y, row, col + 9, g * (S[3] * tzz[0] + S[4] * tzz[1] + S[5] * tzz[2]), shared, l)
         j = parent(model, j)
 
 
 @inline
-def body_columns(model, i, vi, ai, W):
+def body_columns(model, i, vi, ai, W, l):
     """A_i: the force f = I a + v x* I v of body i per unit of each of its parameters, in world
     axes about o, from its velocity and acceleration (v, a, about o). With P the body origin
     (from o), r_k its axes in the world (the joint frame's R times Q^T), w, alpha the angular
@@ -101,12 +110,12 @@ def body_columns(model, i, vi, ai, W):
         m:      [beta; P x beta]
         m c_k:  [l_k; r_k x beta + P x l_k],  l_k = alpha x r_k + w x (w x r_k)
         I_kl:   [0; E alpha + w x E w],  E = r_k r_l^T + r_l r_k^T (k != l) or r_k r_k^T."""
-    P = (W[i, W_P], W[i, W_P + 1], W[i, W_P + 2])
+    P = get3(W, i, W_P, l)
     w, al = (vi[3], vi[4], vi[5]), (ai[3], ai[4], ai[5])
     vP = plus3(vi, cross3(w, P))
     aP = plus3(ai, cross3(al, P))
     beta = plus3(aP, cross3(w, vP))
-    R, Q = get9(W, i, W_R), get9(model, i, AXES)
+    R, Q = get9(W, i, W_R, l), get9(model, i, AXES)
     r0, r1, r2 = matvec3(R, (Q[0], Q[1], Q[2])), matvec3(R, (Q[3], Q[4], Q[5])), matvec3(R, (Q[6], Q[7], Q[8]))
     w0, w1, w2 = cross3(w, r0), cross3(w, r1), cross3(w, r2)
     fm = beta + cross3(P, beta)
@@ -153,11 +162,48 @@ def regressor_rows(model, Q, V, A, body, Y, status, lo, hi, W):
         status[s] = regressor(model, Q[s], V[s], A[s], body, Y[s], W)
 
 
+@fast
+def regressor_lanes(model, Q, V, A, body, Y, status, lo, hi, W, B, lanes):
+    """`regressor` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes); a block with an
+    unusable input, a bad quaternion or a non-finite Y in some lane runs again state by state."""
+    nb, nv = model.shape[0] - 1, V.shape[1]
+    WL, start = view3(B, 0, max(nb, 1), WIDTH, lanes)
+    YL, start = view3(B, start, nv, Y.shape[2], lanes)
+    QL, start = view2(B, start, Q.shape[1], lanes)
+    VL, start = view2(B, start, nv, lanes)
+    AL = view2(B, start, nv, lanes)[0]
+    shared = model[-1, MIMIC] != 0.0
+    YL[:] = 0.0     # entries off the joints' paths stay zero; the others are all written (`enter`)
+    for s0 in range(lo, hi, lanes_count(lanes)):
+        n = min(lanes_count(lanes), hi - s0)
+        ok = gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(A, s0, n, AL, lanes)
+        ok = ok and kinematics(model, QL, WL, -1, False, lanes) == OK
+        if ok:
+            if shared:
+                YL[:] = 0.0
+            regressor_passes(model, VL, AL, body, YL, WL, lanes)
+            ok = finite_block(YL)
+        if ok:
+            scatter(YL, Y, s0, n, lanes)
+            status[s0:s0 + n] = OK
+        else:
+            regressor_rows(model, Q, V, A, body, Y, status, s0, s0 + n, W)
+
+
+@fast
+def regressor_lane_size(model, Q, V, A, body, Y, lanes):
+    """Doubles of lane scratch `regressor_lanes` needs: the workspace, Y, q, v and a."""
+    nv = V.shape[1]
+    return lanes_count(lanes) * (max(model.shape[0] - 1, 1) * WIDTH + nv * Y.shape[2] + Q.shape[1] + 2 * nv)
+
+
 @parallel
-def regressor_batch(model, Q, V, A, body, Y, nthreads):
-    """`regressor` over a batch on nthreads threads (a workspace each)."""
+def regressor_batch(model, Q, V, A, body, Y, nthreads, lanes):
+    """`regressor` over a batch on nthreads threads (a workspace each), L states at a time."""
     status = np.zeros(len(Q), np.int64)
+    size = regressor_lane_size(model, Q, V, A, body, Y, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        regressor_rows(model, Q, V, A, body, Y, status, lo, hi, workspace(model, WIDTH))
+        regressor_lanes(model, Q, V, A, body, Y, status, lo, hi, workspace(model, WIDTH), lane_scratch(size, lanes),
+                        lanes)
     return status

@@ -23,9 +23,12 @@ import numpy as np
 
 from ..layout import ARMATURE, FREE, INERTIA, JTYPE, PLANAR, POS, PRISMATIC, QSRC, QUATERNION_TOL, REVOLUTE, ROT, VSCALE
 from .columns import KINEMATICS_END, W_JOINT, W_P, W_R, layout
-from .common import (BAD_QUATERNION, F_BODY, NONFINITE, OK, add_torque, chunk, fail, parent, root_acceleration,
-                     usable, usable_rows, user_v, workspace)
+from .blocks import gather, lane_scratch, scatter, view2, view3
+from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, NONFINITE, OK, add_torque, chunk, fail, parent,
+                     root_acceleration, usable, usable_rows, user_v, workspace)
 from .jit import fast, inline, parallel, prange
+from .access import at, at1, first
+from .lanes import any_lane, lanes_count
 from .kinematics import joint_angle, kinematics, world_wrench
 from .spatial import (ZERO6, axpy, cross3, cross_force, cross_motion, get3, get6, get9, inertia_times, matmul3,
                       matvec3, plus, quaternion_matrix, rotate_z, set3, set6, set9, transpose3)
@@ -47,118 +50,126 @@ def rnea(model, q, v, a, ext, tau, W):
 
 
 @fast
-def newton_euler(model, q, v, a, ext, tau, W, placed):
-    """Recursive Newton-Euler of one state: the passes of the module docstring. `placed`:
-    `kinematics` has run (external wrenches need it), which leaves the joints' angles in W.
-    Returns BAD_QUATERNION (with the body) for a floating joint whose quaternion is not unit."""
+def newton_euler(model, q, v, a, ext, tau, W, placed, l=None):
+    """Recursive Newton-Euler of one state, or of L states in lanes l (see lanes.py): the passes
+    of the module docstring. `placed`: `kinematics` has run (external wrenches need it), which
+    leaves the joints' angles in W. Returns BAD_QUATERNION (with the body) for a floating joint
+    whose quaternion is not unit (in some lane)."""
     for i in range(0 if placed else model.shape[0] - 1):
-        joint_angle(model, q, W, i)     # sines first: on the recursion's dependency chain they cost 20 %
-    status = forward_pass(model, q, v, a, W)
+        joint_angle(model, q, W, i, l)  # sines first: on the recursion's dependency chain they cost 20 %
+    status = forward_pass(model, q, v, a, W, l)
     if status != OK:
         return status
-    external_wrenches(ext, W)
-    backward_pass(model, a, tau, W)
+    external_wrenches(ext, W, l)
+    backward_pass(model, a, tau, W, l)
     return OK
 
 
 @inline
-def forward_pass(model, q, v, a, W):
+def forward_pass(model, q, v, a, W, l):
     """Root to leaves: each body's transform from its parent, velocity, acceleration and force,
     in its joint frame. BAD_QUATERNION (with the body) for a floating joint whose quaternion is
     not unit."""
     for i in range(model.shape[0] - 1):
         par, jt, k = parent(model, i), model[i, JTYPE], user_v(model, i, 0)
         # X_i = X_J(q_i) X_T(i)
-        unit, E, r = joint_transform(model, q, W, i)
-        if not unit:
+        not_unit, E, r = joint_transform(model, q, W, i, l)
+        if any_lane(not_unit):
             return fail(BAD_QUATERNION, i)
-        set9(W, i, W_X, E)
-        set3(W, i, W_X + 9, r)
+        set9(W, i, W_X, E, l)
+        set3(W, i, W_X + 9, r, l)
         # X_i v_p and X_i a_p, a_p = -g at the root
-        vi = to_child(E, r, get6(W, par, W_V) if par >= 0 else ZERO6)
-        ai = to_child(E, r, get6(W, par, W_A) if par >= 0 else root_acceleration(model))
+        vi = to_child(E, r, get6(W, par, W_V, l) if par >= 0 else ZERO6)
+        ai = to_child(E, r, get6(W, par, W_A, l) if par >= 0 else root_acceleration(model))
         # v_i = X_i v_p + S qd, a_i = X_i a_p + S qdd + v_i x S qd
         if jt == REVOLUTE:      # S = e_z angular
-            qd, qdd = v[k] * model[i, VSCALE], a[k] * model[i, VSCALE]
+            qd, qdd = at1(v, k, l) * model[i, VSCALE], at1(a, k, l) * model[i, VSCALE]
             vi = (vi[0], vi[1], vi[2], vi[3], vi[4], vi[5] + qd)
             ai = (ai[0] + vi[1] * qd, ai[1] - vi[0] * qd, ai[2], ai[3] + vi[4] * qd, ai[4] - vi[3] * qd, ai[5] + qdd)
         elif jt == PRISMATIC:   # S = e_z linear
-            qd, qdd = v[k] * model[i, VSCALE], a[k] * model[i, VSCALE]
+            qd, qdd = at1(v, k, l) * model[i, VSCALE], at1(a, k, l) * model[i, VSCALE]
             vi = (vi[0], vi[1], vi[2] + qd, vi[3], vi[4], vi[5])
             ai = (ai[0] + vi[4] * qd, ai[1] - vi[3] * qd, ai[2] + qdd, ai[3], ai[4], ai[5])
         else:                   # floating: S = 1; planar: S picks x, y and the turn about z
             if jt == FREE:
-                vJ = (v[k], v[k + 1], v[k + 2], v[k + 3], v[k + 4], v[k + 5])
-                aJ = (a[k], a[k + 1], a[k + 2], a[k + 3], a[k + 4], a[k + 5])
+                vJ = get_coordinates(v, k, l)
+                aJ = get_coordinates(a, k, l)
             else:
-                vJ, aJ = (v[k], v[k + 1], 0.0, 0.0, 0.0, v[k + 2]), (a[k], a[k + 1], 0.0, 0.0, 0.0, a[k + 2])
+                vJ = (at1(v, k, l), at1(v, k + 1, l), 0.0, 0.0, 0.0, at1(v, k + 2, l))
+                aJ = (at1(a, k, l), at1(a, k + 1, l), 0.0, 0.0, 0.0, at1(a, k + 2, l))
             vi, ai = plus(vi, vJ), plus(ai, aJ)
             if par >= 0:        # at the root v_i = S qd: v_i x S qd = 0
                 ai = plus(ai, cross_motion(vi, vJ))
-        set6(W, i, W_V, vi)
-        set6(W, i, W_A, ai)
+        set6(W, i, W_V, vi, l)
+        set6(W, i, W_A, ai, l)
         # f_i = I_i a_i + v_i x* I_i v_i
-        set6(W, i, W_F, plus(inertia_times(model, i, INERTIA, ai), cross_force(vi, inertia_times(model, i, INERTIA, vi))))
+        set6(W, i, W_F, plus(inertia_times(model, i, INERTIA, ai), cross_force(vi, inertia_times(model, i, INERTIA, vi))), l)
     return OK
 
 
+@fast
+def get_coordinates(x, k, l):
+    """The six coordinates x[k:k+6] of a floating joint."""
+    return (at1(x, k, l), at1(x, k + 1, l), at1(x, k + 2, l), at1(x, k + 3, l), at1(x, k + 4, l), at1(x, k + 5, l))
+
+
 @inline
-def joint_transform(model, q, W, i):
+def joint_transform(model, q, W, i, l):
     """X_i = X_J(q_i) X_T(i) = (E, r) after the joint angles: with (R, p) the joint's placement
-    and its motion applied after it, E = R^T and r = p. First False for a floating joint whose
-    quaternion is not unit."""
+    and its motion applied after it, E = R^T and r = p. First True (in a lane) for a floating
+    joint whose quaternion is not unit."""
     jt, iq, R, p = model[i, JTYPE], int(model[i, QSRC]), get9(model, i, ROT), get3(model, i, POS)
+    not_unit = False
     if jt == REVOLUTE:          # a turn about z
-        R = rotate_z(R, W[i, W_JOINT + 1], W[i, W_JOINT + 2])
+        R = rotate_z(R, at(W, i, W_JOINT + 1, l), at(W, i, W_JOINT + 2, l))
     elif jt == PRISMATIC:       # a slide along z
-        th = W[i, W_JOINT]
+        th = at(W, i, W_JOINT, l)
         p = (p[0] + th * R[2], p[1] + th * R[5], p[2] + th * R[8])
     elif jt == FREE:            # a translation, then the turn of a unit quaternion
-        x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-        if abs(x * x + y * y + z * z + w * w - 1.0) > QUATERNION_TOL:
-            return False, R, p
-        R, t = matmul3(R, quaternion_matrix(x, y, z, w)), matvec3(R, (q[iq], q[iq + 1], q[iq + 2]))
+        x, y, z, w = at1(q, iq + 3, l), at1(q, iq + 4, l), at1(q, iq + 5, l), at1(q, iq + 6, l)
+        not_unit = abs(x * x + y * y + z * z + w * w - 1.0) > QUATERNION_TOL
+        R, t = matmul3(R, quaternion_matrix(x, y, z, w)), matvec3(R, (at1(q, iq, l), at1(q, iq + 1, l), at1(q, iq + 2, l)))
         p = (p[0] + t[0], p[1] + t[1], p[2] + t[2])
     else:                       # planar: a slide in x-y, then a turn about z
-        t = matvec3(R, (q[iq], q[iq + 1], 0.0))
-        R, p = rotate_z(R, W[i, W_JOINT + 1], W[i, W_JOINT + 2]), (p[0] + t[0], p[1] + t[1], p[2] + t[2])
-    return True, transpose3(R), p
+        t = matvec3(R, (at1(q, iq, l), at1(q, iq + 1, l), 0.0))
+        R, p = rotate_z(R, at(W, i, W_JOINT + 1, l), at(W, i, W_JOINT + 2, l)), (p[0] + t[0], p[1] + t[1], p[2] + t[2])
+    return not_unit, transpose3(R), p
 
 
 @fast
-def external_wrenches(ext, W):
+def external_wrenches(ext, W, l=None):
     """f_i -= f_ext for each wrench, carried from the reference point o and world axes into its
     body's joint frame (after `kinematics`)."""
     for e in range(ext.shape[0]):
-        b = int(ext[e, F_BODY])
+        b = int(first(ext, e, F_BODY, l))
         if b >= 0:
-            f = world_wrench(ext, e, W)
-            RT, p = transpose3(get9(W, b, W_R)), get3(W, b, W_P)
+            f = world_wrench(ext, e, W, l)
+            RT, p = transpose3(get9(W, b, W_R, l)), get3(W, b, W_P, l)
             pf = cross3(p, (f[0], f[1], f[2]))
             local = matvec3(RT, (f[0], f[1], f[2])) + matvec3(RT, (f[3] - pf[0], f[4] - pf[1], f[5] - pf[2]))
-            set6(W, b, W_F, axpy(-1.0, local, get6(W, b, W_F)))
+            set6(W, b, W_F, axpy(-1.0, local, get6(W, b, W_F, l)), l)
 
 
 @inline
-def backward_pass(model, a, tau, W):
+def backward_pass(model, a, tau, W, l):
     """Leaves to root: each joint's torque, and its body's force handed to the parent."""
     tau[:] = 0.0
     for i in range(model.shape[0] - 2, -1, -1):
-        par, jt, fi = parent(model, i), model[i, JTYPE], get6(W, i, W_F)
+        par, jt, fi = parent(model, i), model[i, JTYPE], get6(W, i, W_F, l)
         # tau_i = S_i^T f_i (+ armature qdd_i for one coordinate)
         if jt == FREE:
             for d in range(6):
-                add_torque(model, i, d, fi[d], tau)
+                add_torque(model, i, d, fi[d], tau, l)
         elif jt == PLANAR:
-            add_torque(model, i, 0, fi[0], tau)
-            add_torque(model, i, 1, fi[1], tau)
-            add_torque(model, i, 2, fi[5], tau)
+            add_torque(model, i, 0, fi[0], tau, l)
+            add_torque(model, i, 1, fi[1], tau, l)
+            add_torque(model, i, 2, fi[5], tau, l)
         else:
-            qdd = a[user_v(model, i, 0)] * model[i, VSCALE]
-            add_torque(model, i, 0, (fi[2] if jt == PRISMATIC else fi[5]) + model[i, ARMATURE] * qdd, tau)
+            qdd = at1(a, user_v(model, i, 0), l) * model[i, VSCALE]
+            add_torque(model, i, 0, (fi[2] if jt == PRISMATIC else fi[5]) + model[i, ARMATURE] * qdd, tau, l)
         # f_p += X_i^T f_i
         if par >= 0:
-            set6(W, par, W_F, plus(get6(W, par, W_F), to_parent(get9(W, i, W_X), get3(W, i, W_X + 9), fi)))
+            set6(W, par, W_F, plus(get6(W, par, W_F, l), to_parent(get9(W, i, W_X, l), get3(W, i, W_X + 9, l), fi)), l)
 
 
 @fast
@@ -184,11 +195,46 @@ def rnea_rows(model, Q, V, A, EXT, TAU, status, lo, hi, W):
         status[s] = rnea(model, Q[s], V[s], A[s], EXT[s], TAU[s], W)
 
 
+@fast
+def rnea_lanes(model, Q, V, A, EXT, TAU, status, lo, hi, W, B, lanes):
+    """`rnea` over states lo..hi, L at a time (the lane marker `lanes`, see lanes.py): each block
+    of states transposed into the lane scratch B (`lane_size`), `newton_euler` on all of them at
+    once, the torques transposed back. A block with an unusable input or a failing lane runs again
+    one state at a time (`rnea_rows` with W), which gives each state its own status."""
+    nb, nq, nv, ne = model.shape[0] - 1, Q.shape[1], V.shape[1], EXT.shape[1]
+    WL, start = view3(B, 0, max(nb, 1), WIDTH, lanes)
+    QL, start = view2(B, start, nq, lanes)
+    VL, start = view2(B, start, nv, lanes)
+    AL, start = view2(B, start, nv, lanes)
+    TL, start = view2(B, start, nv, lanes)
+    EL = view3(B, start, ne, EXT.shape[2], lanes)[0]
+    for s0 in range(lo, hi, lanes_count(lanes)):
+        n = min(lanes_count(lanes), hi - s0)
+        ok = gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(A, s0, n, AL, lanes) & \
+            gather(EXT, s0, n, EL, lanes)
+        if ok and ne:
+            ok = kinematics(model, QL, WL, -1, False, lanes) == OK
+        ok = ok and newton_euler(model, QL, VL, AL, EL, TL, WL, ne > 0, lanes) == OK
+        if ok:
+            scatter(TL, TAU, s0, n, lanes)
+            status[s0:s0 + n] = OK
+        else:
+            rnea_rows(model, Q, V, A, EXT, TAU, status, s0, s0 + n, W)
+
+
+@fast
+def rnea_lane_size(model, Q, V, A, EXT, TAU, lanes):
+    """Doubles of lane scratch `rnea_lanes` needs: the workspace, q, v, a, tau and the wrenches."""
+    return lanes_count(lanes) * (max(model.shape[0] - 1, 1) * WIDTH + Q.shape[1] + 3 * V.shape[1]
+                                 + EXT.shape[1] * EXT_COLS)
+
+
 @parallel
-def rnea_batch(model, Q, V, A, EXT, TAU, nthreads):
-    """`rnea` over a batch on nthreads threads (a workspace each)."""
+def rnea_batch(model, Q, V, A, EXT, TAU, nthreads, lanes):
+    """`rnea` over a batch on nthreads threads (a workspace each), L states at a time."""
     status = np.zeros(len(Q), np.int64)
+    size = rnea_lane_size(model, Q, V, A, EXT, TAU, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        rnea_rows(model, Q, V, A, EXT, TAU, status, lo, hi, workspace(model, WIDTH))
+        rnea_lanes(model, Q, V, A, EXT, TAU, status, lo, hi, workspace(model, WIDTH), lane_scratch(size, lanes), lanes)
     return status

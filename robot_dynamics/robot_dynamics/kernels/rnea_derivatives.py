@@ -30,10 +30,13 @@ import numpy as np
 
 from ..layout import ARMATURE, FREE, JTYPE, QSRC, ROT, SUBTREE_END, VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
+from .access import add, at, at1, first, put
+from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
 from .common import (NONFINITE, OK, OVERFLOW, add_torque, chunk, ndofs, parent, root_acceleration, usable,
                      user_v)
 from .jit import allocating, fast, parallel, prange
 from .kinematics import kinematics
+from .lanes import lanes_count
 from .spatial import (ZERO3, ZERO6, axpy, cross3, cross_force, cross_motion, dot6, get6, get9, get10, inertia_times,
                       matmul3, matvec3, plus, quaternion_matrix, set6, set10, transpose3)
 
@@ -78,15 +81,22 @@ def rnea_derivatives(model, q, v, a, dtau_dq, dtau_dv, M, W):
     status = kinematics(model, q, W, base_frame=True)
     if status != OK:
         return status
-    a0 = base_gravity(model, q)
-    velocities(model, v, W, True)
-    accelerations(model, v, a, a0, W)
-    composites(model, W, True, True)
-    coordinate_terms(model, a0, W, True, True)
-    partials(model, a0, dtau_dq, dtau_dv, M, W, True, False)
+    derivative_passes(model, q, v, a, dtau_dq, dtau_dv, M, W)
     if not (finite_matrix(dtau_dq) and finite_matrix(dtau_dv) and finite_matrix(M)):
         return OVERFLOW     # finite inputs and still inf: absurdly large inputs
     return OK
+
+
+@fast
+def derivative_passes(model, q, v, a, dtau_dq, dtau_dv, M, W, l=None):
+    """The passes of the module docstring after `kinematics` in the base frame, for one state or
+    L states in lanes l (see lanes.py)."""
+    a0 = base_gravity(model, q, l)
+    velocities(model, v, W, True, l)
+    accelerations(model, v, a, a0, W, l)
+    composites(model, W, True, True, l)
+    coordinate_terms(model, a0, W, True, True, l)
+    partials(model, a0, dtau_dq, dtau_dv, M, W, True, False, l)
 
 
 @fast
@@ -97,59 +107,59 @@ def free_root(model):
 
 
 @fast
-def base_gravity(model, q):
+def base_gravity(model, q, l=None):
     """The base's upward acceleration at g (Featherstone, RBDA ch. 5) in the axes the kinematics
     used: a free root's own (base_frame), where gravity is R^T g, else the world's."""
     if not free_root(model):
         return root_acceleration(model)
     iq, g = int(model[0, QSRC]), root_acceleration(model)
-    R = matmul3(get9(model, 0, ROT), quaternion_matrix(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]))
+    R = matmul3(get9(model, 0, ROT), quaternion_matrix(at1(q, iq + 3, l), at1(q, iq + 4, l), at1(q, iq + 5, l),
+                                                        at1(q, iq + 6, l)))
     return matvec3(transpose3(R), (g[0], g[1], g[2])) + ZERO3
 
 
 @fast
-def velocities(model, v, W, rates):
+def velocities(model, v, W, rates, l=None):
     """Root to leaves: velocity v_i = v_p + S qd and momentum h = I v of each body, Ic = I and
     hc = h (`composites` sums them); rates: the inertia's rate Idot = v x* I - I v x too."""
     for i in range(model.shape[0] - 1):
         par, s = parent(model, i), model[i, VSCALE]
-        vi = get6(W, par, W_V) if par >= 0 else ZERO6
+        vi = get6(W, par, W_V, l) if par >= 0 else ZERO6
         for d in range(ndofs(model, i)):    # kinematics.body_velocity written out: 2-4 % faster here (A/B)
-            vi = axpy(v[user_v(model, i, d)] * s, get6(W, i, W_S + 6 * d), vi)
-        set6(W, i, W_V, vi)
-        h = inertia_times(W, i, W_I, vi)
-        set6(W, i, W_H, h)
-        set6(W, i, W_HC, h)
-        set10(W, i, W_IC, get10(W, i, W_I))
+            vi = axpy(at1(v, user_v(model, i, d), l) * s, get6(W, i, W_S + 6 * d, l), vi)
+        set6(W, i, W_V, vi, l)
+        h = inertia_times(W, i, W_I, vi, l)
+        set6(W, i, W_H, h, l)
+        set6(W, i, W_HC, h, l)
+        set10(W, i, W_IC, get10(W, i, W_I, l), l)
         if rates:
-            inertia_rate(W, i, vi)
+            inertia_rate(W, i, vi, l)
 
 
 @fast
-def accelerations(model, v, a, a0, W):
+def accelerations(model, v, a, a0, W, l=None):
     """Root to leaves (after `velocities`): a_i = a_p + S qdd + v_p x S qd, the base moving at a0
     (up at g), and f_i = I a_i + v_i x* h_i."""
     for i in range(model.shape[0] - 1):
         par, s = parent(model, i), model[i, VSCALE]
-        ai = get6(W, par, W_A) if par >= 0 else a0
-        vp = get6(W, par, W_V) if par >= 0 else ZERO6
+        ai = get6(W, par, W_A, l) if par >= 0 else a0
+        vp = get6(W, par, W_V, l) if par >= 0 else ZERO6
         vJ = ZERO6
         for d in range(ndofs(model, i)):
-            S, k = get6(W, i, W_S + 6 * d), user_v(model, i, d)
-            vJ = axpy(v[k] * s, S, vJ)
-            ai = axpy(a[k] * s, S, ai)
+            S, k = get6(W, i, W_S + 6 * d, l), user_v(model, i, d)
+            vJ = axpy(at1(v, k, l) * s, S, vJ)
+            ai = axpy(at1(a, k, l) * s, S, ai)
         ai = plus(ai, cross_motion(vp, vJ))
-        set6(W, i, W_A, ai)
-        set6(W, i, W_F, plus(inertia_times(W, i, W_I, ai), cross_force(get6(W, i, W_V), get6(W, i, W_H))))
+        set6(W, i, W_A, ai, l)
+        set6(W, i, W_F, plus(inertia_times(W, i, W_I, ai, l), cross_force(get6(W, i, W_V, l), get6(W, i, W_H, l))), l)
 
 
 @fast
-def inertia_rate(W, i, vel):
+def inertia_rate(W, i, vel, l=None):
     """W_IDOT of body i = Idot = v x* I - I v x, the rate of its world inertia about o when it
     moves at vel = [v_o; w], as 10 parameters: mass 0, h' = m v_o + w x h and
     Ibar' = 2 (h . v_o) 1 - (v_o h^T + h v_o^T) + [w] Ibar - Ibar [w]."""
-    m, hx, hy, hz = W[i, W_I], W[i, W_I + 1], W[i, W_I + 2], W[i, W_I + 3]
-    xx, yy, zz, xy, xz, yz = W[i, W_I + 4], W[i, W_I + 5], W[i, W_I + 6], W[i, W_I + 7], W[i, W_I + 8], W[i, W_I + 9]
+    m, hx, hy, hz, xx, yy, zz, xy, xz, yz = get10(W, i, W_I, l)
     vo, w = (vel[0], vel[1], vel[2]), (vel[3], vel[4], vel[5])
     wh = cross3(w, (hx, hy, hz))
     c0, c1, c2 = cross3(w, (xx, xy, xz)), cross3(w, (xy, yy, yz)), cross3(w, (xz, yz, zz))   # [w] Ibar by columns
@@ -157,11 +167,11 @@ def inertia_rate(W, i, vel):
     set10(W, i, W_IDOT, (0.0, m * vo[0] + wh[0], m * vo[1] + wh[1], m * vo[2] + wh[2],
                          2.0 * (hv - vo[0] * hx + c0[0]), 2.0 * (hv - vo[1] * hy + c1[1]), 2.0 * (hv - vo[2] * hz + c2[2]),
                          c1[0] + c0[1] - vo[0] * hy - hx * vo[1], c2[0] + c0[2] - vo[0] * hz - hx * vo[2],
-                         c2[1] + c1[2] - vo[1] * hz - hy * vo[2]))
+                         c2[1] + c1[2] - vo[1] * hz - hy * vo[2]), l)
 
 
 @fast
-def composites(model, W, inertias, rates):
+def composites(model, W, inertias, rates, l=None):
     """Leaves to root: each body's subtree sums, by plain sums (every quantity is in the same axes
     about o): F; inertias: Ic too; rates: hc and Idotc too."""
     for i in range(model.shape[0] - 2, -1, -1):
@@ -169,70 +179,71 @@ def composites(model, W, inertias, rates):
         if par < 0:
             continue
         for k in range(6):
-            W[par, W_F + k] += W[i, W_F + k]
+            add(W, par, W_F + k, l, at(W, i, W_F + k, l))
         if inertias:
             for k in range(10):
-                W[par, W_IC + k] += W[i, W_IC + k]
+                add(W, par, W_IC + k, l, at(W, i, W_IC + k, l))
         if rates:
             for k in range(6):
-                W[par, W_HC + k] += W[i, W_HC + k]
+                add(W, par, W_HC + k, l, at(W, i, W_HC + k, l))
             for k in range(10):
-                W[par, W_IDOT + k] += W[i, W_IDOT + k]
+                add(W, par, W_IDOT + k, l, at(W, i, W_IDOT + k, l))
 
 
 @fast
-def tree_order(model, W):
+def tree_order(model, W, l=None):
     """Number the coordinates depth-first (a joint's in turn): W_T0 is each body's first,
     W_TEND one past its subtree's last; each coordinate's row names its user index and scale.
     Returns the count."""
     nb, t = model.shape[0] - 1, 0
     for i in range(nb):
-        W[i, W_T0] = t
+        put(W, i, W_T0, l, t)
         for d in range(ndofs(model, i)):
-            W[nb + t, Z_USER], W[nb + t, Z_SCALE] = user_v(model, i, d), model[i, VSCALE]
+            put(W, nb + t, Z_USER, l, user_v(model, i, d))
+            put(W, nb + t, Z_SCALE, l, model[i, VSCALE])
             t += 1
     for i in range(nb):
         end = int(model[i, SUBTREE_END])
-        W[i, W_TEND] = W[end, W_T0] if end < nb else t
+        put(W, i, W_TEND, l, first(W, end, W_T0, l) if end < nb else t)
     return t
 
 
 @fast
-def coordinate_terms(model, a0, W, inertia, full):
+def coordinate_terms(model, a0, W, inertia, full, l=None):
     """Per coordinate in tree order (after `composites`): inertia: P = Ic S; full: psi = v_p x S,
     alpha = a_p x S + v_p x psi, beta = psi + v_i x S (psi = 0 below the world), Q = Idotc S - S x* hc,
     Fq = S x* F + Ic alpha + Idotc psi + psi x* hc and Fv = Ic beta + Idotc S + S x* hc (P and Ic
     do not depend on the acceleration: aba_derivatives takes P from its first pass)."""
     nb = model.shape[0] - 1
-    tree_order(model, W)
+    tree_order(model, W, l)
     for i in range(nb):
-        par, t = parent(model, i), nb + int(W[i, W_T0])
-        vp = get6(W, par, W_V) if par >= 0 else ZERO6
-        ap = get6(W, par, W_A) if par >= 0 else a0
-        vi, hc, F = get6(W, i, W_V), get6(W, i, W_HC), get6(W, i, W_F)
+        par, t = parent(model, i), nb + int(first(W, i, W_T0, l))
+        vp = get6(W, par, W_V, l) if par >= 0 else ZERO6
+        ap = get6(W, par, W_A, l) if par >= 0 else a0
+        vi, hc, F = get6(W, i, W_V, l), get6(W, i, W_HC, l), get6(W, i, W_F, l)
         for d in range(ndofs(model, i)):
-            S = get6(W, i, W_S + 6 * d)
+            S = get6(W, i, W_S + 6 * d, l)
             if inertia:
-                set6(W, t + d, Z_P, inertia_times(W, i, W_IC, S))
+                set6(W, t + d, Z_P, inertia_times(W, i, W_IC, S, l), l)
             if not full:
                 continue
             psi = cross_motion(vp, S)
             alpha = plus(cross_motion(ap, S), cross_motion(vp, psi))
             beta = plus(psi, cross_motion(vi, S))
-            Sh, IdS = cross_force(S, hc), inertia_times(W, i, W_IDOT, S)
-            set6(W, t + d, Z_Q, axpy(-1.0, Sh, IdS))
-            Fq = plus(cross_force(S, F), inertia_times(W, i, W_IC, alpha))
+            Sh, IdS = cross_force(S, hc), inertia_times(W, i, W_IDOT, S, l)
+            set6(W, t + d, Z_Q, axpy(-1.0, Sh, IdS), l)
+            Fq = plus(cross_force(S, F), inertia_times(W, i, W_IC, alpha, l))
             if par >= 0:
-                Fq = plus(Fq, plus(inertia_times(W, i, W_IDOT, psi), cross_force(psi, hc)))
-            set6(W, t + d, Z_FQ, Fq)
-            set6(W, t + d, Z_FV, plus(inertia_times(W, i, W_IC, beta), plus(IdS, Sh)))
-            set6(W, t + d, Z_PSI, psi)
-            set6(W, t + d, Z_ALPHA, alpha)
-            set6(W, t + d, Z_BETA, beta)
+                Fq = plus(Fq, plus(inertia_times(W, i, W_IDOT, psi, l), cross_force(psi, hc)))
+            set6(W, t + d, Z_FQ, Fq, l)
+            set6(W, t + d, Z_FV, plus(inertia_times(W, i, W_IC, beta, l), plus(IdS, Sh)), l)
+            set6(W, t + d, Z_PSI, psi, l)
+            set6(W, t + d, Z_ALPHA, alpha, l)
+            set6(W, t + d, Z_BETA, beta, l)
 
 
 @fast
-def partials(model, a0, dq, dv, M, W, mass, tree_rows):
+def partials(model, a0, dq, dv, M, W, mass, tree_rows, l=None):
     """The entries, pair by pair of coordinates c (body j) and e (in j's subtree: a contiguous
     range of rows in tree order): above the diagonal S_c . Fq_e and S_c . Fv_e, below P_e . alpha_c
     + Q_e . psi_c and P_e . beta_c + Q_e . S_c, and M = P_e . S_c, each times the joints' scales
@@ -240,106 +251,106 @@ def partials(model, a0, dq, dv, M, W, mass, tree_rows):
     mass: M too (else M is not touched). tree_rows: the rows of dq and dv in tree order (for
     aba_derivatives' solve; models without mimic joints), the columns in the user's."""
     nb = model.shape[0] - 1
-    dq[:, :] = 0.0
-    dv[:, :] = 0.0
+    dq[:] = 0.0
+    dv[:] = 0.0
     if mass:
-        M[:, :] = 0.0
+        M[:] = 0.0
     for j in range(nb):
         nj, sj = ndofs(model, j), model[j, VSCALE]
-        t0, tend = nb + int(W[j, W_T0]), nb + int(W[j, W_TEND])
+        t0, tend = nb + int(first(W, j, W_T0, l)), nb + int(first(W, j, W_TEND, l))
         for c in range(nj):
-            S, kc = get6(W, j, W_S + 6 * c), user_v(model, j, c)
+            S, kc = get6(W, j, W_S + 6 * c, l), user_v(model, j, c)
             rc = t0 - nb + c if tree_rows else kc
-            psi, alpha, beta = get6(W, t0 + c, Z_PSI), get6(W, t0 + c, Z_ALPHA), get6(W, t0 + c, Z_BETA)
+            psi, alpha, beta = get6(W, t0 + c, Z_PSI, l), get6(W, t0 + c, Z_ALPHA, l), get6(W, t0 + c, Z_BETA, l)
             for e in range(nj):         # the joint's own block (c and e move the same body)
-                P, Q, ke = get6(W, t0 + e, Z_P), get6(W, t0 + e, Z_Q), user_v(model, j, e)
+                P, Q, ke = get6(W, t0 + e, Z_P, l), get6(W, t0 + e, Z_Q, l), user_v(model, j, e)
                 x, re = sj * sj, t0 - nb + e if tree_rows else ke
-                dq[re, kc] += x * (dot6(P, alpha) + dot6(Q, psi))
-                dv[re, kc] += x * (dot6(P, beta) + dot6(Q, S))
+                add(dq, re, kc, l, x * (dot6(P, alpha) + dot6(Q, psi)))
+                add(dv, re, kc, l, x * (dot6(P, beta) + dot6(Q, S)))
                 if mass and e >= c:     # computed once per pair: M exactly symmetric
                     m = x * (dot6(P, S) + (model[j, ARMATURE] if e == c else 0.0))
-                    M[ke, kc] += m
+                    add(M, ke, kc, l, m)
                     if e != c:
-                        M[kc, ke] += m
+                        add(M, kc, ke, l, m)
             if j == 0 and free_root(model):
                 continue
             for r in range(t0 + nj, tend):
-                ke, x = int(W[r, Z_USER]), sj * W[r, Z_SCALE]
+                ke, x = int(first(W, r, Z_USER, l)), sj * first(W, r, Z_SCALE, l)
                 re = r - nb if tree_rows else ke
-                P, Q = get6(W, r, Z_P), get6(W, r, Z_Q)
-                dq[rc, ke] += x * dot6(S, get6(W, r, Z_FQ))
-                dv[rc, ke] += x * dot6(S, get6(W, r, Z_FV))
-                dq[re, kc] += x * (dot6(P, alpha) + dot6(Q, psi))
-                dv[re, kc] += x * (dot6(P, beta) + dot6(Q, S))
+                P, Q = get6(W, r, Z_P, l), get6(W, r, Z_Q, l)
+                add(dq, rc, ke, l, x * dot6(S, get6(W, r, Z_FQ, l)))
+                add(dv, rc, ke, l, x * dot6(S, get6(W, r, Z_FV, l)))
+                add(dq, re, kc, l, x * (dot6(P, alpha) + dot6(Q, psi)))
+                add(dv, re, kc, l, x * (dot6(P, beta) + dot6(Q, S)))
                 if mass:
                     m = x * dot6(P, S)
-                    M[kc, ke] += m
-                    M[ke, kc] += m
+                    add(M, kc, ke, l, m)
+                    add(M, ke, kc, l, m)
     if free_root(model):
-        root_partials(model, a0, dq, dv, M, W, mass, tree_rows)
+        root_partials(model, a0, dq, dv, M, W, mass, tree_rows, l)
 
 
 @fast
-def mass_pairs(model, M, W, unit_root, tree):
+def mass_pairs(model, M, W, unit_root, tree, l=None):
     """M = G^T M_full G from M_cj = P_e . S_c over the pairs of `partials` (the composite-rigid-body
     algorithm, Featherstone RBDA ch. 6), armature on the diagonal. unit_root: a free root's S is 1
     (the kinematics took it as the base frame). tree: rows and columns in tree order (no mimic
     joint: the factor's order, ltdl.py), else the user's."""
     nb = model.shape[0] - 1
-    M[:, :] = 0.0
+    M[:] = 0.0
     for j in range(nb):
         nj, sj = ndofs(model, j), model[j, VSCALE]
-        t0, tend = nb + int(W[j, W_T0]), nb + int(W[j, W_TEND])
+        t0, tend = nb + int(first(W, j, W_T0, l)), nb + int(first(W, j, W_TEND, l))
         root = unit_root and j == 0 and free_root(model)
         for c in range(nj):
-            S, kc = get6(W, j, W_S + 6 * c), t0 - nb + c if tree else user_v(model, j, c)
+            S, kc = get6(W, j, W_S + 6 * c, l), t0 - nb + c if tree else user_v(model, j, c)
             for e in range(c, nj):      # computed once per pair: M exactly symmetric
                 ke = t0 - nb + e if tree else user_v(model, j, e)
-                m = sj * sj * (dot6(get6(W, t0 + e, Z_P), S) + (model[j, ARMATURE] if e == c else 0.0))
-                M[ke, kc] += m
+                m = sj * sj * (dot6(get6(W, t0 + e, Z_P, l), S) + (model[j, ARMATURE] if e == c else 0.0))
+                add(M, ke, kc, l, m)
                 if e != c:
-                    M[kc, ke] += m
+                    add(M, kc, ke, l, m)
             for r in range(t0 + nj, tend):
-                ke = r - nb if tree else int(W[r, Z_USER])
-                m = sj * W[r, Z_SCALE] * (W[r, Z_P + c] if root else dot6(get6(W, r, Z_P), S))
-                M[kc, ke] += m
-                M[ke, kc] += m
+                ke = r - nb if tree else int(first(W, r, Z_USER, l))
+                m = sj * first(W, r, Z_SCALE, l) * (at(W, r, Z_P + c, l) if root else dot6(get6(W, r, Z_P, l), S))
+                add(M, kc, ke, l, m)
+                add(M, ke, kc, l, m)
 
 
 @fast
-def bias(model, b, W):
+def bias(model, b, W, l=None):
     """b = G^T (S^T F) after `composites` at qdd = 0: C v + g (d tau at zero acceleration)."""
     b[:] = 0.0
     for i in range(model.shape[0] - 1):
-        F = get6(W, i, W_F)
+        F = get6(W, i, W_F, l)
         for d in range(ndofs(model, i)):
-            add_torque(model, i, d, dot6(get6(W, i, W_S + 6 * d), F), b)
+            add_torque(model, i, d, dot6(get6(W, i, W_S + 6 * d, l), F), b, l)
 
 
 @fast
-def root_partials(model, a0, dq, dv, M, W, mass, tree_rows):
+def root_partials(model, a0, dq, dv, M, W, mass, tree_rows, l=None):
     """`partials` between a free root's coordinates (S = 1 at the origin: S_c . X = X_c) and
     every other: above Fq_e, Fv_e and P_e (M) themselves; below, with psi = 0, alpha_c = a0 x e_c and
     beta_c = v_0 x e_c: P_e . alpha_c = (P_e_lin x a0_lin)_c for the turns (0 for the slides) and
     P_e . beta_c + Q_e . e_c = (Q_e - v_0 x* P_e)_c."""
     nb, k0 = model.shape[0] - 1, user_v(model, 0, 0)
-    v0 = get6(W, 0, W_V)
-    for r in range(nb + 6, nb + int(W[0, W_TEND])):
-        ke, x = int(W[r, Z_USER]), W[r, Z_SCALE]
+    v0 = get6(W, 0, W_V, l)
+    for r in range(nb + 6, nb + int(first(W, 0, W_TEND, l))):
+        ke, x = int(first(W, r, Z_USER, l)), first(W, r, Z_SCALE, l)
         re = r - nb if tree_rows else ke
-        P = get6(W, r, Z_P)
-        Fq, Fv = get6(W, r, Z_FQ), get6(W, r, Z_FV)
-        Y = axpy(-1.0, cross_force(v0, P), get6(W, r, Z_Q))
+        P = get6(W, r, Z_P, l)
+        Fq, Fv = get6(W, r, Z_FQ, l), get6(W, r, Z_FV, l)
+        Y = axpy(-1.0, cross_force(v0, P), get6(W, r, Z_Q, l))
         turn = cross3((P[0], P[1], P[2]), (a0[0], a0[1], a0[2]))
         for c in range(6):
-            dq[k0 + c, ke] += x * Fq[c]       # the root's rows: the first in either order
-            dv[k0 + c, ke] += x * Fv[c]
-            dv[re, k0 + c] += x * Y[c]
+            add(dq, k0 + c, ke, l, x * Fq[c])       # the root's rows: the first in either order
+            add(dv, k0 + c, ke, l, x * Fv[c])
+            add(dv, re, k0 + c, l, x * Y[c])
             if mass:
-                M[k0 + c, ke] += x * P[c]
-                M[ke, k0 + c] += x * P[c]
+                add(M, k0 + c, ke, l, x * P[c])
+                add(M, ke, k0 + c, l, x * P[c])
         for c in range(3):
-            dq[re, k0 + 3 + c] += x * turn[c]
+            add(dq, re, k0 + 3 + c, l, x * turn[c])
 
 
 @fast
@@ -360,11 +371,49 @@ def rnea_derivatives_rows(model, Q, V, A, DQ, DV, M, status, lo, hi, W):
         status[s] = rnea_derivatives(model, Q[s], V[s], A[s], DQ[s], DV[s], M[s], W)
 
 
+@fast
+def rnea_derivatives_lanes(model, Q, V, A, DQ, DV, M, status, lo, hi, W, B, lanes):
+    """`rnea_derivatives` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes); a block with
+    an unusable input, a bad quaternion or a non-finite result in some lane runs again state by state."""
+    nv = V.shape[1]
+    WL, start = view3(B, 0, vector_row(model) + 1, max(WIDTH, Z_END), lanes)
+    DQL, start = view3(B, start, nv, nv, lanes)
+    DVL, start = view3(B, start, nv, nv, lanes)
+    ML, start = view3(B, start, nv, nv, lanes)
+    QL, start = view2(B, start, Q.shape[1], lanes)
+    VL, start = view2(B, start, nv, lanes)
+    AL = view2(B, start, nv, lanes)[0]
+    for s0 in range(lo, hi, lanes_count(lanes)):
+        n = min(lanes_count(lanes), hi - s0)
+        ok = gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(A, s0, n, AL, lanes)
+        ok = ok and kinematics(model, QL, WL, -1, True, lanes) == OK
+        if ok:
+            derivative_passes(model, QL, VL, AL, DQL, DVL, ML, WL, lanes)
+            ok = finite_block(DQL) and finite_block(DVL) and finite_block(ML)
+        if ok:
+            scatter(DQL, DQ, s0, n, lanes)
+            scatter(DVL, DV, s0, n, lanes)
+            scatter(ML, M, s0, n, lanes)
+            status[s0:s0 + n] = OK
+        else:
+            rnea_derivatives_rows(model, Q, V, A, DQ, DV, M, status, s0, s0 + n, W)
+
+
+@fast
+def rnea_derivatives_lane_size(model, Q, V, A, DQ, DV, M, lanes):
+    """Doubles of lane scratch `rnea_derivatives_lanes` needs: the workspace, three nv x nv blocks,
+    q, v and a."""
+    rows, nv = vector_row(model) + 1, V.shape[1]
+    return lanes_count(lanes) * (rows * max(WIDTH, Z_END) + 3 * nv * nv + Q.shape[1] + 2 * nv)
+
+
 @parallel
-def rnea_derivatives_batch(model, Q, V, A, DQ, DV, M, nthreads):
-    """`rnea_derivatives` over a batch on nthreads threads (a workspace each)."""
+def rnea_derivatives_batch(model, Q, V, A, DQ, DV, M, nthreads, lanes):
+    """`rnea_derivatives` over a batch on nthreads threads (a workspace each), L states at a time."""
     status = np.zeros(len(Q), np.int64)
+    size = rnea_derivatives_lane_size(model, Q, V, A, DQ, DV, M, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        rnea_derivatives_rows(model, Q, V, A, DQ, DV, M, status, lo, hi, derivatives_workspace(model))
+        rnea_derivatives_lanes(model, Q, V, A, DQ, DV, M, status, lo, hi, derivatives_workspace(model),
+                               lane_scratch(size, lanes), lanes)
     return status

@@ -1,7 +1,12 @@
 """Spatial algebra on tuples (kept in registers): 6-vectors [linear; angular], 3x3 rotations
 as row-major 9-tuples, rigid-body inertias as 10 parameters (mass, m c, rotational inertia
-about the origin: xx yy zz xy xz yz) and symmetric 6x6 matrices as their upper triangle (21)."""
+about the origin: xx yy zz xy xz yz) and symmetric 6x6 matrices as their upper triangle (21).
+
+The functions on tuples work on numbers and on lanes.LaneVec alike (one state or L at once); those
+that read or write a workspace row take the lane argument l last (None, the default: one state,
+A[i, c]; a lanes.Lanes marker: A[i, c, 0:L], see lanes.py)."""
 from .jit import fast, inline
+from .access import add, at, put, sub
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 ZERO3 = (0.0, 0.0, 0.0)
@@ -9,46 +14,73 @@ IDENTITY3 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
 
 @fast
-def get3(A, i, c):
-    return (A[i, c], A[i, c + 1], A[i, c + 2])
+def get3(A, i, c, l=None):
+    return (at(A, i, c, l), at(A, i, c + 1, l), at(A, i, c + 2, l))
 
 
 @fast
-def set3(A, i, c, x):
-    A[i, c], A[i, c + 1], A[i, c + 2] = x
+def set3(A, i, c, x, l=None):
+    put(A, i, c, l, x[0])
+    put(A, i, c + 1, l, x[1])
+    put(A, i, c + 2, l, x[2])
 
 
 @fast
-def get6(A, i, c):
-    return (A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5])
+def get6(A, i, c, l=None):
+    return (at(A, i, c, l), at(A, i, c + 1, l), at(A, i, c + 2, l), at(A, i, c + 3, l), at(A, i, c + 4, l),
+            at(A, i, c + 5, l))
 
 
 @fast
-def set6(A, i, c, x):
-    A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5] = x
+def set6(A, i, c, x, l=None):
+    put(A, i, c, l, x[0])
+    put(A, i, c + 1, l, x[1])
+    put(A, i, c + 2, l, x[2])
+    put(A, i, c + 3, l, x[3])
+    put(A, i, c + 4, l, x[4])
+    put(A, i, c + 5, l, x[5])
 
 
 @fast
-def get9(A, i, c):
-    return (A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5],
-            A[i, c + 6], A[i, c + 7], A[i, c + 8])
+def add6(A, i, c, x, l=None):
+    """A[i, c:c+6] += x."""
+    add(A, i, c, l, x[0])
+    add(A, i, c + 1, l, x[1])
+    add(A, i, c + 2, l, x[2])
+    add(A, i, c + 3, l, x[3])
+    add(A, i, c + 4, l, x[4])
+    add(A, i, c + 5, l, x[5])
 
 
 @fast
-def set9(A, i, c, x):
-    A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5], A[i, c + 6], A[i, c + 7], A[i, c + 8] = x
+def get9(A, i, c, l=None):
+    return (at(A, i, c, l), at(A, i, c + 1, l), at(A, i, c + 2, l), at(A, i, c + 3, l), at(A, i, c + 4, l),
+            at(A, i, c + 5, l), at(A, i, c + 6, l), at(A, i, c + 7, l), at(A, i, c + 8, l))
 
 
 @fast
-def get10(A, i, c):
-    return (A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5],
-            A[i, c + 6], A[i, c + 7], A[i, c + 8], A[i, c + 9])
+def set9(A, i, c, x, l=None):
+    put(A, i, c, l, x[0])
+    put(A, i, c + 1, l, x[1])
+    put(A, i, c + 2, l, x[2])
+    put(A, i, c + 3, l, x[3])
+    put(A, i, c + 4, l, x[4])
+    put(A, i, c + 5, l, x[5])
+    put(A, i, c + 6, l, x[6])
+    put(A, i, c + 7, l, x[7])
+    put(A, i, c + 8, l, x[8])
 
 
 @fast
-def set10(A, i, c, x):
-    A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3], A[i, c + 4], A[i, c + 5], A[i, c + 6], A[i, c + 7], \
-        A[i, c + 8], A[i, c + 9] = x
+def get10(A, i, c, l=None):
+    return (at(A, i, c, l), at(A, i, c + 1, l), at(A, i, c + 2, l), at(A, i, c + 3, l), at(A, i, c + 4, l),
+            at(A, i, c + 5, l), at(A, i, c + 6, l), at(A, i, c + 7, l), at(A, i, c + 8, l), at(A, i, c + 9, l))
+
+
+@fast
+def set10(A, i, c, x, l=None):
+    set9(A, i, c, x[:9], l)
+    put(A, i, c + 9, l, x[9])
 
 
 @fast
@@ -95,24 +127,26 @@ def cross_force(m, f):
 
 
 @fast
-def inertia_times(A, i, c, m):
+def inertia_times(A, i, c, m, l=None):
     """I m for the 10-parameter inertia A[i, c:c+10] (mass, h, rotational inertia about the origin)."""
-    mass, hx, hy, hz = A[i, c], A[i, c + 1], A[i, c + 2], A[i, c + 3]
+    mass, hx, hy, hz = at(A, i, c, l), at(A, i, c + 1, l), at(A, i, c + 2, l), at(A, i, c + 3, l)
     return (mass * m[0] - hy * m[5] + hz * m[4],
             mass * m[1] - hz * m[3] + hx * m[5],
             mass * m[2] - hx * m[4] + hy * m[3],
-            hy * m[2] - hz * m[1] + A[i, c + 4] * m[3] + A[i, c + 7] * m[4] + A[i, c + 8] * m[5],
-            hz * m[0] - hx * m[2] + A[i, c + 7] * m[3] + A[i, c + 5] * m[4] + A[i, c + 9] * m[5],
-            hx * m[1] - hy * m[0] + A[i, c + 8] * m[3] + A[i, c + 9] * m[4] + A[i, c + 6] * m[5])
+            hy * m[2] - hz * m[1] + at(A, i, c + 4, l) * m[3] + at(A, i, c + 7, l) * m[4] + at(A, i, c + 8, l) * m[5],
+            hz * m[0] - hx * m[2] + at(A, i, c + 7, l) * m[3] + at(A, i, c + 5, l) * m[4] + at(A, i, c + 9, l) * m[5],
+            hx * m[1] - hy * m[0] + at(A, i, c + 8, l) * m[3] + at(A, i, c + 9, l) * m[4] + at(A, i, c + 6, l) * m[5])
 
 
 @fast
-def sym6_times(W, i, c, x):
+def sym6_times(W, i, c, x, l=None):
     """A x for a symmetric 6x6 A stored as its upper triangle, row by row, in W[i, c:c+21]."""
-    a00, a01, a02, a03, a04, a05 = get6(W, i, c)
-    a11, a12, a13, a14, a15 = W[i, c + 6], W[i, c + 7], W[i, c + 8], W[i, c + 9], W[i, c + 10]
-    a22, a23, a24, a25 = W[i, c + 11], W[i, c + 12], W[i, c + 13], W[i, c + 14]
-    a33, a34, a35, a44, a45, a55 = W[i, c + 15], W[i, c + 16], W[i, c + 17], W[i, c + 18], W[i, c + 19], W[i, c + 20]
+    a00, a01, a02, a03, a04, a05 = get6(W, i, c, l)
+    a11, a12, a13, a14, a15 = at(W, i, c + 6, l), at(W, i, c + 7, l), at(W, i, c + 8, l), at(W, i, c + 9, l), \
+        at(W, i, c + 10, l)
+    a22, a23, a24, a25 = at(W, i, c + 11, l), at(W, i, c + 12, l), at(W, i, c + 13, l), at(W, i, c + 14, l)
+    a33, a34, a35 = at(W, i, c + 15, l), at(W, i, c + 16, l), at(W, i, c + 17, l)
+    a44, a45, a55 = at(W, i, c + 18, l), at(W, i, c + 19, l), at(W, i, c + 20, l)
     return (a00 * x[0] + a01 * x[1] + a02 * x[2] + a03 * x[3] + a04 * x[4] + a05 * x[5],
             a01 * x[0] + a11 * x[1] + a12 * x[2] + a13 * x[3] + a14 * x[4] + a15 * x[5],
             a02 * x[0] + a12 * x[1] + a22 * x[2] + a23 * x[3] + a24 * x[4] + a25 * x[5],
@@ -122,20 +156,20 @@ def sym6_times(W, i, c, x):
 
 
 @inline
-def sym6_subtract_outer(W, i, c, x, y):
+def sym6_subtract_outer(W, i, c, x, y, l=None):
     """The upper triangle of W[i, c:c+21] -= x y^T (x y^T summed to a symmetric matrix)."""
     k = 0
     for r in range(6):
         for col in range(r, 6):
-            W[i, c + k] -= x[r] * y[col]
+            sub(W, i, c + k, l, x[r] * y[col])
             k += 1
 
 
 @fast
-def mat6_times(W, i, c, x):
+def mat6_times(W, i, c, x, l=None):
     """W[i, c:c+36] (a row-major 6x6) times x."""
-    return (dot6(get6(W, i, c), x), dot6(get6(W, i, c + 6), x), dot6(get6(W, i, c + 12), x),
-            dot6(get6(W, i, c + 18), x), dot6(get6(W, i, c + 24), x), dot6(get6(W, i, c + 30), x))
+    return (dot6(get6(W, i, c, l), x), dot6(get6(W, i, c + 6, l), x), dot6(get6(W, i, c + 12, l), x),
+            dot6(get6(W, i, c + 18, l), x), dot6(get6(W, i, c + 24, l), x), dot6(get6(W, i, c + 30, l), x))
 
 
 @fast

@@ -3,9 +3,8 @@ argument reduction, then the Taylor series)."""
 import math
 from fractions import Fraction
 
-import numpy as np
-
 from .jit import fast
+from .lanes import all_lanes, floor, libm_sin_cos
 
 PI = Fraction("3.14159265358979323846264338327950288419716939937510582097494459230781640628620899")
 
@@ -34,17 +33,21 @@ def sin_cos(x):
     """(sin x, cos x): x - k pi/2 = r in [-pi/4, pi/4] (Cody-Waite, pi/2 in three parts), the
     Taylor series of sin r and cos r to r^17 and r^16 (the next terms are below 1e-19), and
     the quadrant k mod 4. About 20 % cheaper than libm's sin and cos here (measured on a
-    Jacobian's chain); outside |x| < 2**19 pi/2, and for NaN and inf, libm's."""
-    k = np.floor(x * TWO_OVER_PI + 0.5)
-    if not abs(k) < REDUCE_MAX:
-        return np.sin(x), np.cos(x)
+    Jacobian's chain); outside |x| < 2**19 pi/2, and for NaN and inf, libm's. Branch-free but for
+    that, so that it runs on lanes too (x a LaneVec: libm's for all of them if one is outside)."""
+    k = floor(x * TWO_OVER_PI + 0.5)
+    if not all_lanes(abs(k) < REDUCE_MAX):
+        return libm_sin_cos(x)
     r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3
     z = r * r
     ps, pc = SIN_TAYLOR[7], COS_TAYLOR[7]
     for n in range(6, -1, -1):
         ps, pc = ps * z + SIN_TAYLOR[n], pc * z + COS_TAYLOR[n]
     sin_r, cos_r = r + r * z * ps, 1.0 + z * pc
-    quadrant = int(k) & 3       # the turn by k pi/2, without branches (random angles defeat prediction)
-    odd = quadrant & 1
-    sin_x, cos_x = odd * cos_r + (1 - odd) * sin_r, odd * sin_r + (1 - odd) * cos_r
-    return (1 - (quadrant & 2)) * sin_x, (1 - ((quadrant + 1) & 2)) * cos_x
+    # the turn by k pi/2 (random angles defeat branch prediction): quadrant k mod 4 = 2 h + odd,
+    # in exact small floats (an int() of a lane would stop the vector code)
+    quadrant = k - 4.0 * floor(0.25 * k)
+    h = floor(0.5 * quadrant)
+    odd = quadrant - 2.0 * h
+    sin_x, cos_x = odd * cos_r + (1.0 - odd) * sin_r, odd * sin_r + (1.0 - odd) * cos_r
+    return (1.0 - 2.0 * h) * sin_x, (1.0 - 2.0 * (h + odd - 2.0 * h * odd)) * cos_x
