@@ -174,6 +174,7 @@ class ReferenceFeedforward(Part):
                            "end [s]": f"{following.start / NS + following.duration:.9f}"})
             message = ("holding the last point of the trajectory" if schedule.done else
                        f"following a trajectory of {following.points} points ({following.interpolation})")
+            message += f" that started at {following.start / NS:.9f} s"
         elif pending:
             message = f"a trajectory starts at {pending[0].start / NS:.9f} s"
         else:
