@@ -243,12 +243,20 @@ def test_reference_gives_the_computed_torque_feedforward(client, model):
         q, v = q_d + 0.02, v_d - 0.1
         order = [3, 0, 5, 1, 4, 2]                 # the reference names joints in its own order
         names = [model.joint_names[i] for i in order]
+        diagnostics = client.listen(DiagnosticArray, "/diagnostics")
+
+        def serve(ref, words):
+            """Publish ref until the node's status "reference" says it has it (reference and joint_states are
+            separate subscriptions: a state sent with it may be answered before it)."""
+            del diagnostics[:]
+            client.wait_for(lambda: any(words in s.message for m in diagnostics for s in m.status
+                                        if s.name == f"{node.name}: reference"),
+                            action=lambda: client.publish(JointTrajectory, f"{node.ns}/reference", ref), every=0.3,
+                            what=f"the node's status saying {words!r}")
         # one point, starting at 42 ns: the joint_states stamped 42 ns are at that point (its v and a)
-        ref = reference(names, q_d[order], v_d[order], a_d[order], stamp_ns=42)
-        client.publish(JointTrajectory, f"{node.ns}/reference", ref)
+        serve(reference(names, q_d[order], v_d[order], a_d[order], stamp_ns=42), "started at 0.000000042 s")
         out = client.wait_for(lambda: next((m for m in torques if stamp_ns(m) == 42), None),
-                              action=lambda: (client.publish(JointTrajectory, f"{node.ns}/reference", ref),
-                                              client.joint_state(node.joint_states, model.joint_names, q, v, 42)),
+                              action=lambda: client.joint_state(node.joint_states, model.joint_names, q, v, 42),
                               what="feedforward_torques")
         expected = rd.inverse_dynamics(model, q, v, a_d + 25.0 * (q_d - q) + 10.0 * (v_d - v))
         assert close(out.effort, expected)
@@ -256,10 +264,10 @@ def test_reference_gives_the_computed_torque_feedforward(client, model):
 
         result = client.set_parameters(node.name, feedforward__evaluate_at="desired")
         assert result.successful
-        ref = reference(names, q_d[order], v_d[order], a_d[order], stamp_ns=43)    # replaces it from 43 ns on
+        # replaces it from 43 ns on
+        serve(reference(names, q_d[order], v_d[order], a_d[order], stamp_ns=43), "0.000000043 s")
         out = client.wait_for(lambda: next((m for m in torques if stamp_ns(m) == 43), None),
-                              action=lambda: (client.publish(JointTrajectory, f"{node.ns}/reference", ref),
-                                              client.joint_state(node.joint_states, model.joint_names, q, v, 43)),
+                              action=lambda: client.joint_state(node.joint_states, model.joint_names, q, v, 43),
                               what="feedforward at the desired state")
         assert close(out.effort, rd.inverse_dynamics(model, q_d, v_d, a_d + 25.0 * (q_d - q) + 10.0 * (v_d - v)))
 
