@@ -34,7 +34,8 @@ class TrajectoryServices(Part):
     @staticmethod
     def warm(config):
         """Each service once on a two-waypoint path of the model's joints (every limit given, so that a
-        URDF without limits compiles them too), and a check along its interpolation."""
+        URDF without limits compiles them too), and a check along its interpolation; both with batches
+        of PARALLEL_MIN_BATCH states or more (the inverse dynamics' parallel kernel)."""
         model = config.model
         if not model.joint_names:
             return []
@@ -47,11 +48,11 @@ class TrajectoryServices(Part):
         trajectory = JointTrajectory(joint_names=names, points=points)
         calls = [("check_trajectory", lambda: trajectories.check_trajectory(
             config, own_buffers(model), held, srv.CheckTrajectory.Request(trajectory=trajectory, effort_limits=large,
-                                                                          sample_period=0.1),
+                                                                          sample_period=0.01),
             srv.CheckTrajectory.Response()))]
         if model.joint_offset == (0, 0):        # time_parameterize times one-coordinate joints only
             request = srv.TimeParameterize.Request(waypoints=trajectory, velocity_limits=ones, acceleration_limits=ones,
-                                                   effort_limits=large, gridpoints=4)
+                                                   effort_limits=large, gridpoints=rd.PARALLEL_MIN_BATCH)
             calls.append(("time_parameterize", lambda: trajectories.time_parameterize(
                 config, own_buffers(model), held, request, srv.TimeParameterize.Response())))
         return calls
