@@ -21,7 +21,7 @@ OVERLAY = source install/setup.bash &&
 SOAK   ?=
 export OPENBLAS_NUM_THREADS := 1
 
-.PHONY: venv test demo demo-legged demo-five-bar bench clean clean-cache
+.PHONY: venv test demo demo-legged demo-five-bar demo-timing bench clean clean-cache
 
 $(STAMP): $(REQS) scripts/write_underlay.sh
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -45,6 +45,9 @@ test: $(BUILT)
 
 demo: $(BUILT)   # the node in closed loop with a simulated arm (MuJoCo); table + out/closed_loop_demo.png
 	$(OVERLAY) install/robot_dynamics/lib/robot_dynamics/closed_loop_demo
+
+demo-timing: $(BUILT)   # PUMA + 3 kg: MoveIt-style limits vs ~/time_parameterize vs slowed down; out/timing_demo.png
+	$(OVERLAY) python -m robot_dynamics.demo.timing_demo
 
 demo-legged: $(BUILT)   # solo12 standing in MuJoCo on the node's contact-consistent gravity torques; out/legged_demo.png
 	$(OVERLAY) install/robot_dynamics/lib/robot_dynamics/legged_demo

@@ -6,6 +6,7 @@ and the momentum observer's cost.
     source install/setup.bash; python bench/bench_node.py --observer 3   # only the observer comparison, repeated 3 times
     source install/setup.bash; python bench/bench_node.py --startup 3    # only start-up: warm and cold numba cache
     source install/setup.bash; python bench/bench_node.py --five-bar 5   # only the five-bar callback, in-process
+    source install/setup.bash; python bench/bench_node.py --trajectory 5 # only: a trajectory vs a one-point reference
 
 The observer comparison (also at the end of the default run, once): panda at 1 kHz with joint_states
 that carry efforts, the echo floor on the same messages, the node with `observer.enabled: false`
@@ -738,6 +739,71 @@ def print_five_bar_callback(medians, messages, repeats):
           f"{'met' if worst <= 100 else 'NOT met'}")
 
 
+def trajectory_reference(repeats, messages=2000):
+    """The joint_states callback (in-process, the node's own on_joint_states: lock, state, gravity, feedforward,
+    publish) with a 100-point quintic trajectory on ~/reference against a one-point reference, panda,
+    evaluated at the measured state with feedback gains; alternating blocks, median of the repeats."""
+    import statistics
+    from rclpy.parameter import Parameter
+    from robot_dynamics import load_urdf
+    from robot_dynamics.ros.node import DynamicsNode
+    from robot_dynamics.ros.parts.feedforward import ReferenceFeedforward
+    from robot_dynamics.ros.parts.joint_states import JointStatesInput
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    model = load_urdf(PANDA)
+    names, n = list(model.joint_names), len(model.joint_names)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    node = DynamicsNode(parameter_overrides=[
+        Parameter("urdf_file", value=PANDA), Parameter("feedforward.kp", value=[16.0]),
+        Parameter("feedforward.kd", value=[8.0]), Parameter("feedforward.evaluate_at", value="measured")])
+    try:
+        callback, reference = node.part(JointStatesInput).on_joint_states, node.part(ReferenceFeedforward).on_reference
+        rng = np.random.default_rng(0)
+
+        def trajectory(points):
+            msg = JointTrajectory(joint_names=names)
+            msg.header.stamp.sec = 1
+            for k in range(points):
+                p = JointTrajectoryPoint(positions=rng.uniform(-1, 1, n).tolist(),
+                                         velocities=rng.uniform(-1, 1, n).tolist(),
+                                         accelerations=rng.uniform(-1, 1, n).tolist())
+                p.time_from_start.sec, p.time_from_start.nanosec = divmod(k * 20_000_000, 10**9)
+                msg.points.append(p)
+            return msg
+        states = []
+        for k in range(messages):       # stamps across the trajectory (2 s from 1 s on), every interval
+            msg = JointState(name=names, position=rng.uniform(-1, 1, n).tolist(),
+                             velocity=rng.uniform(-1, 1, n).tolist())
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(10**9 + k * 1_000_000, 10**9)
+            states.append(msg)
+        cases = [("one point", trajectory(1)), ("100-point quintic", trajectory(100))]
+
+        def block(msg):
+            reference(msg)
+            callback(states[0])         # the first message after the reference changed, not timed
+            t0 = time.perf_counter()
+            for state in states[1:]:
+                callback(state)
+            return (time.perf_counter() - t0) / (len(states) - 1)
+        for _, msg in cases:
+            block(msg)                  # warm-up
+        times = {label: [] for label, _ in cases}
+        for _ in range(repeats):
+            for label, msg in cases:
+                times[label].append(block(msg))
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    ratio = statistics.median(a / b for a, b in zip(times["100-point quintic"], times["one point"]))
+    print(f"\n### joint_states callback with a trajectory reference (panda, in-process, feedback at the measured "
+          f"state, {messages - 1} messages x {repeats} alternating repeats)\n")
+    for label, _ in cases:
+        print(f"- {label}: median {1e6 * statistics.median(times[label]):.1f} us per message")
+    print(f"- ratio trajectory / one point: {ratio:.3f} (target <= 1.10: {'met' if ratio <= 1.10 else 'NOT met'})")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=10.0, help="measured seconds per stream (default 10)")
@@ -753,6 +819,8 @@ def main():
                     help="instead: start-up times with a warm and a cold numba cache, REPEATS times")
     ap.add_argument("--five-bar", type=int, metavar="REPEATS",
                     help="only the five-bar's in-process callback (closed chain vs plain), that many rounds")
+    ap.add_argument("--trajectory", type=int, metavar="REPEATS",
+                    help="instead: the joint_states callback with a trajectory vs a one-point reference, in-process")
     ap.add_argument("--echo", metavar="NS", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.echo:
@@ -761,6 +829,8 @@ def main():
         return startup(args.startup)
     if args.soak:
         return soak(args.soak)
+    if args.trajectory:
+        return trajectory_reference(args.trajectory)
     if args.observer:
         return observer_only(args.duration, args.warmup, args.observer)
     if args.five_bar:
@@ -872,6 +942,7 @@ def main():
 
     print_observer_rows(observer_rows, args.duration)
     print_five_bar_callback(five_bar, 20000, 5)
+    trajectory_reference(3)
 
     print("\n### targets\n")
     arm = streams[1][2]

@@ -19,7 +19,7 @@ import numpy as np
 from .calling import Direct, vector
 from .kernels import interpolation as _interp
 from .rigid_body import inverse_dynamics
-from .time_optimal import LIMIT_KINDS, TimedPath, limit_vector, time_parameterize  # noqa: F401
+from .time_optimal import LIMIT_KINDS, TimedPath, coordinate_names, limit_vector, time_parameterize  # noqa: F401
 from .time_scaling import KINDS, TimeScaling, minimum_duration, time_scaling  # noqa: F401
 
 _SAMPLE, _FIRST_BAD = Direct(_interp.sample), Direct(_interp.first_bad)
@@ -247,5 +247,5 @@ def check_trajectory(model, times, q, v, a, effort_limits=None, threads=None):
     if len(over):
         k = int(over[0])
         check.first_violation_index, check.first_violation_time = k, float(times[k])
-        check.first_violation_joint = model.joint_names[int(np.argmax(ratio[k]))]
+        check.first_violation_joint = coordinate_names(model)[int(np.argmax(ratio[k]))]
     return check

@@ -101,8 +101,9 @@ def test_gravity_and_contact_forces_are_contact_inverse_dynamics_of_the_same_mes
         assert math.isclose(sum(w.wrench.force.z for w in f.wrenches), model.total_mass * 9.81, rel_tol=1e-9)
 
 
-def reference(names, positions, velocities, accelerations):
+def reference(names, positions, velocities, accelerations, stamp_ns=0):
     msg = JointTrajectory(joint_names=list(names))
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns), 10**9)
     msg.points = [JointTrajectoryPoint(positions=list(map(float, positions)), velocities=list(map(float, velocities)),
                                        accelerations=list(map(float, accelerations)))]
     return msg
@@ -112,7 +113,7 @@ def test_the_feedforward_is_contact_consistent_with_the_base_at_rest(client, sta
     rng = np.random.default_rng(12)
     n = model.nv - 6
     joints, q_d, v_d, a_d = (rng.uniform(-0.3, 0.3, n) for _ in range(4))
-    ref = reference(model.joint_names, q_d, v_d, a_d)
+    ref = reference(model.joint_names, q_d, v_d, a_d, stamp_ns=201)      # one point at 201 ns: the state there
     out = answer(client, standing, "feedforward_torques", JointState, 201, lambda: (
         client.joint_state(standing.joint_states, model.joint_names, joints, (), 201),
         client.publish(JointTrajectory, f"{standing.ns}/reference", ref)))

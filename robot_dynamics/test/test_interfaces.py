@@ -219,6 +219,20 @@ EXPECTED = {
         'efforts': F64_SEQ,
         'constraint_wrenches': WRENCHES,
     },
+    # issue 22: trajectories
+    'TimeParameterize.Request': {'waypoints': 'trajectory_msgs/JointTrajectory', 'velocity_scaling': 'double',
+                                 'acceleration_scaling': 'double', 'effort_scaling': 'double',
+                                 'velocity_limits': F64_SEQ, 'acceleration_limits': F64_SEQ,
+                                 'effort_limits': F64_SEQ, 'gridpoints': 'uint32'},
+    'TimeParameterize.Response': {'success': 'boolean', 'message': 'string',
+                                  'trajectory': 'trajectory_msgs/JointTrajectory', 'duration': 'double',
+                                  'active_limits': STR_SEQ},
+    'CheckTrajectory.Request': {'trajectory': 'trajectory_msgs/JointTrajectory', 'effort_limits': F64_SEQ,
+                                'sample_period': 'double'},
+    'CheckTrajectory.Response': {'success': 'boolean', 'message': 'string',
+                                 'trajectory': 'trajectory_msgs/JointTrajectory', 'peak_ratio': F64_SEQ,
+                                 'peak_time': F64_SEQ, 'feasible': 'boolean', 'first_violation_time': 'double',
+                                 'first_violation_joint': 'string'},
 }
 
 
@@ -239,7 +253,8 @@ def test_fields_and_types(name):
 
 def test_services_have_type_support_and_names():
     for name in ('InverseDynamics', 'ForwardDynamics', 'HybridDynamics', 'WrenchToJointTorques', 'IdentifyPayload',
-                 'ConstrainedForwardDynamics', 'ConstrainedInverseDynamics', 'InverseKinematics'):
+                 'ConstrainedForwardDynamics', 'ConstrainedInverseDynamics', 'InverseKinematics',
+                 'TimeParameterize', 'CheckTrajectory'):
         service = getattr(srv, name)
         assert service.Request.__name__ == f'{name}_Request'
         assert service.Response.__name__ == f'{name}_Response'

@@ -225,8 +225,9 @@ def test_description_from_topic_late_rebuild_and_bad_text(client):
 
 
 # --- reference -> feedforward ----------------------------------------------------------------------
-def reference(names, q, v, a):
+def reference(names, q, v, a, stamp_ns=0):
     msg = JointTrajectory(joint_names=list(names))
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns), 10**9)
     msg.points = [JointTrajectoryPoint(positions=list(map(float, q)), velocities=list(map(float, v)),
                                        accelerations=list(map(float, a)))]
     return msg
@@ -242,11 +243,20 @@ def test_reference_gives_the_computed_torque_feedforward(client, model):
         q, v = q_d + 0.02, v_d - 0.1
         order = [3, 0, 5, 1, 4, 2]                 # the reference names joints in its own order
         names = [model.joint_names[i] for i in order]
-        client.publish(JointTrajectory, f"{node.ns}/reference", reference(names, q_d[order], v_d[order], a_d[order]))
+        diagnostics = client.listen(DiagnosticArray, "/diagnostics")
+
+        def serve(ref, words):
+            """Publish ref until the node's status "reference" says it has it (reference and joint_states are
+            separate subscriptions: a state sent with it may be answered before it)."""
+            del diagnostics[:]
+            client.wait_for(lambda: any(words in s.message for m in diagnostics for s in m.status
+                                        if s.name == f"{node.name}: reference"),
+                            action=lambda: client.publish(JointTrajectory, f"{node.ns}/reference", ref), every=0.3,
+                            what=f"the node's status saying {words!r}")
+        # one point, starting at 42 ns: the joint_states stamped 42 ns are at that point (its v and a)
+        serve(reference(names, q_d[order], v_d[order], a_d[order], stamp_ns=42), "started at 0.000000042 s")
         out = client.wait_for(lambda: next((m for m in torques if stamp_ns(m) == 42), None),
-                              action=lambda: (client.joint_state(node.joint_states, model.joint_names, q, v, 42),
-                                              client.publish(JointTrajectory, f"{node.ns}/reference",
-                                                             reference(names, q_d[order], v_d[order], a_d[order]))),
+                              action=lambda: client.joint_state(node.joint_states, model.joint_names, q, v, 42),
                               what="feedforward_torques")
         expected = rd.inverse_dynamics(model, q, v, a_d + 25.0 * (q_d - q) + 10.0 * (v_d - v))
         assert close(out.effort, expected)
@@ -254,7 +264,8 @@ def test_reference_gives_the_computed_torque_feedforward(client, model):
 
         result = client.set_parameters(node.name, feedforward__evaluate_at="desired")
         assert result.successful
-        client.joint_state(node.joint_states, model.joint_names, q, v, 43)
+        # replaces it from 43 ns on
+        serve(reference(names, q_d[order], v_d[order], a_d[order], stamp_ns=43), "0.000000043 s")
         out = client.wait_for(lambda: next((m for m in torques if stamp_ns(m) == 43), None),
                               action=lambda: client.joint_state(node.joint_states, model.joint_names, q, v, 43),
                               what="feedforward at the desired state")
@@ -262,7 +273,7 @@ def test_reference_gives_the_computed_torque_feedforward(client, model):
 
         bad = reference(names[:5], q_d[:5], [], [])
         client.publish(JointTrajectory, f"{node.ns}/reference", bad)
-        client.wait_for(lambda: "reference rejected: joint_names: missing joints" in node.output(),
+        client.wait_for(lambda: "reference rejected: reference.joint_names: missing joints" in node.output(),
                         what="the error about a reference missing a joint")
     finally:
         assert node.stop() == 0

@@ -28,8 +28,8 @@ from robot_dynamics import dynamics as rd  # noqa: E402
 from robot_dynamics import load_urdf  # noqa: E402
 from robot_dynamics.resources import bundled_urdf  # noqa: E402
 from robot_dynamics_interfaces.msg import ContactForces, LinkWrench  # noqa: E402
-from robot_dynamics_interfaces.srv import (ConstrainedForwardDynamics, ForwardDynamics,  # noqa: E402
-                                           HybridDynamics, InverseDynamics, WrenchToJointTorques)
+from robot_dynamics_interfaces.srv import (CheckTrajectory, ConstrainedForwardDynamics, ForwardDynamics,  # noqa: E402
+                                           HybridDynamics, InverseDynamics, TimeParameterize, WrenchToJointTorques)
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
@@ -98,6 +98,12 @@ def test_every_answer_after_the_ready_line_runs_code_compiled_before_it(client, 
         for frame_reference in ("", "world", "local"):
             call_ok(client, WrenchToJointTorques, f"{node.ns}/wrench_to_joint_torques", positions=q, frame="tool0",
                     reference=frame_reference)
+        # the trajectory services (issue 22): a time-optimal timing, and its check along its quintic interpolation
+        waypoints = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(positions=list(map(float, w)))
+                                                               for w in (zeros, q, np.array(q) * -0.5)])
+        timed = call_ok(client, TimeParameterize, f"{node.ns}/time_parameterize", waypoints=waypoints,
+                        acceleration_limits=[5.0] * 6, gridpoints=40).trajectory
+        call_ok(client, CheckTrajectory, f"{node.ns}/check_trajectory", trajectory=timed, sample_period=0.01)
         for fields in (dict(contact_frames=["tool0"], contact_kinds=["point"]),
                        dict(contact_frames=["tool0"], contact_kinds=["6d"], baumgarte_kd=2.0),
                        dict(loop_frames_a=["tool0"], loop_frames_b=["base_link"], loop_kinds=["point"])):
@@ -219,7 +225,8 @@ def test_a_reference_is_never_answered_from_an_old_state_under_its_own_stamp(cli
         client.spin_for(0.5)
         assert not [m for m in feedforward if stamp_ns(m) == 7_000], "answered from the last state under its stamp"
         out = next(m for m in feedforward if stamp_ns(m) == 10)
-        assert close(out.effort, rd.inverse_dynamics(puma_model, q_d, v_d, a_d + 16.0 * (q_d - q) + 8.0 * v_d))
+        # stamped 10 ns, before the reference starts (7 us): its first point, at rest (joint_trajectory_controller)
+        assert close(out.effort, rd.inverse_dynamics(puma_model, q_d, 0 * v_d, 16.0 * (q_d - q)))
 
         assert client.set_parameters(node.name, feedforward__kp=[0.0], feedforward__kd=[0.0]).successful
         ref = reference(names, q_d, v_d, a_d, stamp_ns=8_000)

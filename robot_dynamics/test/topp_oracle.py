@@ -17,6 +17,7 @@ import toppra.constraint as tc  # noqa: E402
 
 logging.getLogger("toppra").setLevel(logging.ERROR)
 COLLOCATION = tc.DiscretizationType.Collocation
+INTERPOLATION = tc.DiscretizationType.Interpolation
 
 ONE_JOINT = """<robot name="one"><link name="base"/>
 <link name="arm"><inertial><origin xyz="{r} 0 0"/><mass value="{m}"/>
@@ -93,16 +94,17 @@ def pin_pair(path, armature=None, gravity=None):
     return pair
 
 
-def toppra_solve(pair, s, q, dq, ddq, effort, vmax, accel=None, start=0.0, end=0.0):
+def toppra_solve(pair, s, q, dq, ddq, effort, vmax, accel=None, start=0.0, end=0.0, scheme=COLLOCATION):
     """toppra 0.6 (seidel solver, collocation: the constraints of gridpoint i on (u_i, x_i), as
-    ours) with Pinocchio's RNEA: (sd, duration)."""
+    ours; or scheme=INTERPOLATION: also gridpoint i+1's on (u_i, x_i + 2 ds_i u_i)) with Pinocchio's
+    RNEA: (sd, duration)."""
     inv_dyn = lambda q_, v_, a_: pin.rnea(pair.pin, pair.data, q_, v_, a_)  # noqa: E731
     constraints = [tc.JointTorqueConstraint(inv_dyn, np.stack((-effort, effort), 1), np.zeros(len(effort)),
-                                            discretization_scheme=COLLOCATION)]
+                                            discretization_scheme=scheme)]
     if vmax is not None:
         constraints.append(tc.JointVelocityConstraint(np.stack((-vmax, vmax), 1)))
     if accel is not None:
-        constraints.append(tc.JointAccelerationConstraint(np.stack((-accel, accel), 1), discretization_scheme=COLLOCATION))
+        constraints.append(tc.JointAccelerationConstraint(np.stack((-accel, accel), 1), discretization_scheme=scheme))
     algorithm = toppra.algorithm.TOPPRA(constraints, SampledPath(s, q, dq, ddq), gridpoints=s, solver_wrapper="seidel")
     _, sd, _ = algorithm.compute_parameterization(start, end)
     assert sd is not None and np.all(np.isfinite(sd)), "toppra failed"

@@ -74,6 +74,7 @@ class Run:
     gains: tuple = None                  # (kp, kd) for this run instead of record()'s
     observe: bool = False                # record ~/external_torques, ~/external_wrench and ~/contact
     identify: dict = None                # IdentifyPayload request fields, sent when the node is up
+    trajectory: object = None            # "trajectory+pd": the JointTrajectory the node follows (timing_demo)
 
 
 def pd_gains(model):
@@ -130,6 +131,10 @@ class EffortController(Node):
                                      self.on_feedforward, 10)
         if run.command == "gravity+pd":
             self.create_subscription(JointState, "/robot_dynamics/gravity_torques", self.on_feedforward, 10)
+        if run.command == "trajectory+pd":      # the node follows run.trajectory, answering every state
+            self.reference_pub = self.create_publisher(JointTrajectory, "/robot_dynamics/reference", 10)
+            self.create_subscription(JointState, "/robot_dynamics/feedforward_torques", self.on_feedforward, 10)
+            self.followed = False               # until the node answers, the trajectory is sent with each state
         self.external, self.answered = {}, {}     # observer outputs: topic -> [(t, value)], {stamp ns}
         if run.observe:
             for kind, topic, value in ((JointState, "external_torques", lambda m: list(m.effort)),
@@ -163,8 +168,10 @@ class EffortController(Node):
         pd = self.kp * (q_d - q) + self.kd * (qd_d - qd)
         if self.run.command == "pd":
             return self.send(pd)
-        if self.run.command == "gravity+pd":    # the node answers this state with its gravity torques
+        if self.run.command in ("gravity+pd", "trajectory+pd"):    # the node answers this state itself
             self.pending = (nanoseconds(msg.header.stamp), pd, nanoseconds(msg.header.stamp))
+            if self.run.command == "trajectory+pd" and not self.followed:
+                self.reference_pub.publish(self.run.trajectory)
             return
         stamp = nanoseconds(msg.header.stamp) + STEP_NS // 2
         q_mid, qd_mid, qdd_mid = self.run.desired(stamp * 1e-9)
@@ -176,6 +183,7 @@ class EffortController(Node):
 
     def on_feedforward(self, msg):
         if self.pending and nanoseconds(msg.header.stamp) == self.pending[0]:
+            self.followed = True
             self.feedforward = self.ordered(msg, "effort")
             self.try_send()
 
@@ -236,7 +244,7 @@ def node_command(run):
                "-p", f"urdf_file:={URDF}", "-p", "use_sim_time:=true"] + ros_parameters(run.node)
     if run.command == "node":
         return command + ["-r", f"~/gravity_commands:=/{CONTROLLER}/commands"]
-    return command if run.command in ("feedforward+pd", "gravity+pd") else None
+    return command if run.command in ("feedforward+pd", "gravity+pd", "trajectory+pd") else None
 
 
 @contextmanager

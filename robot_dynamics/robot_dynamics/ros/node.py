@@ -3,7 +3,7 @@
 Topics (relative, so `namespace` and remapping work):
   in  joint_states            sensor_msgs/JointState (SensorDataQoS, overridable)
   in  robot_description       std_msgs/String (transient local), used when no description parameter
-  in  ~/reference             trajectory_msgs/JointTrajectory, first point used
+  in  ~/reference             trajectory_msgs/JointTrajectory, followed in time (parts/feedforward.py)
   in  ~/base_pose             geometry_msgs/PoseStamped, models with a floating or planar root
   in  ~/base_twist            geometry_msgs/TwistStamped, the same models: the base's velocity for ~/centroidal
   out ~/gravity_torques       sensor_msgs/JointState     g(q)
@@ -18,7 +18,8 @@ Topics (relative, so `namespace` and remapping work):
   out /diagnostics            diagnostic_msgs/DiagnosticArray
 Services ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_joint_torques,
 ~/constrained_forward_dynamics, ~/constrained_inverse_dynamics, ~/identify_payload (asynchronous: it
-records joint_states for a while), ~/inverse_kinematics.
+records joint_states for a while), ~/inverse_kinematics, ~/time_parameterize, ~/check_trajectory
+(outside the lock: parts/trajectory_services.py).
 Every parameter is documented in config/dynamics.yaml and checked by parameters.py.
 
 Each feature is a part (ros/parts/): its publishers, subscriptions and services, its state, its status
@@ -55,6 +56,7 @@ from .parts.inverse_kinematics import InverseKinematicsService
 from .parts.joint_states import JointStatesInput
 from .parts.services import DynamicsServices
 from .parts.standing import Standing
+from .parts.trajectory_services import TrajectoryServices
 
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -63,7 +65,8 @@ DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 #: the node's parts, made in this order (each may use those before it) and answering each joint_states
 #: message in this order (gravity first: the control path). A feature is one more line here.
 PARTS = (JointStatesInput, ClosedChain, GravityOutput, ReferenceFeedforward, Standing, ExternalTorquesOutput,
-         PayloadIdentification, DynamicsServices, Diagnostics, CentroidalOutput, InverseKinematicsService)
+         PayloadIdentification, DynamicsServices, TrajectoryServices, Diagnostics, CentroidalOutput,
+         InverseKinematicsService)
 
 
 class DynamicsNode(Node):

@@ -8,7 +8,8 @@ joint_states message; `ros/node.py` (DynamicsNode) makes them and wires them.
                     the measured state, the hot path (every part's `on_state`, in order), the status
                     "dynamics" (rate, latency, missing and stale input)
     gravity         GravityOutput: ~/gravity_torques, ~/gravity_commands
-    feedforward     ReferenceFeedforward: ~/reference -> ~/feedforward_torques, ~/feedforward_commands
+    feedforward     ReferenceFeedforward: ~/reference (a JointTrajectory followed in time) ->
+                    ~/feedforward_torques, ~/feedforward_commands
     standing        Standing: contacts (the contact-consistent law of gravity and feedforward,
                     ~/contact_forces), ~/constrained_forward_dynamics
     external        ExternalTorquesOutput: the momentum observer, ~/external_torques, ~/external_wrench,
@@ -16,6 +17,7 @@ joint_states message; `ros/node.py` (DynamicsNode) makes them and wires them.
     identification  PayloadIdentification: ~/identify_payload
     services        DynamicsServices: ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics,
                     ~/wrench_to_joint_torques
+    trajectory_services  TrajectoryServices: ~/time_parameterize, ~/check_trajectory (outside the lock)
     diagnostics     Diagnostics: /diagnostics, one status per part that has one
     centroidal      CentroidalOutput: ~/centroidal (floating or planar root), ~/base_twist
     inverse_kinematics  InverseKinematicsService: ~/inverse_kinematics

@@ -1,17 +1,35 @@
-"""~/reference -> ~/feedforward_torques and ~/feedforward_commands: the computed torque (the law's:
-control.computed_torque, or with contacts the contact inverse dynamics) for the first point of the
-last reference, answered to every joint_states message that completes the state, with its stamp.
+"""~/reference -> ~/feedforward_torques and ~/feedforward_commands: a whole joint trajectory followed in
+time, with joint_trajectory_controller's semantics, and the computed torque (the law's:
+control.computed_torque, or with contacts the contact inverse dynamics) of the reference sampled at
+each joint_states message's stamp.
 
-A new reference is answered at once, with the reference's stamp, only when the feedforward does not
-depend on the measured state (evaluated at the desired state, no feedback gains, no floating or
-planar base whose pose is measured): an output computed from the last measured state, which may be
-old, never carries a new message's stamp. Otherwise the next joint_states message is answered."""
+  - header.stamp zero: the trajectory starts when it arrives (the node's clock: sim time with
+    use_sim_time); else at that time. Points at start + time_from_start.
+  - interpolation by the fields present (robot_dynamics.Trajectory, as the controller's `spline`):
+    linear with positions only, cubic with velocities, quintic with accelerations too; before the
+    first point the first point, at rest; after the last the last point, at rest.
+  - joints by name in any order; every output joint must be named (else refused, naming them).
+  - a trajectory that arrives while none serves serves at once (before its start: its first point, at
+    rest); one that arrives while another serves replaces it from its start time (the old one serves
+    the messages stamped before it).
+  - an empty trajectory cancels: from then on the feedforward is the gravity torques of the measured
+    state (the law's: the arm held where it is), said once in the log, until the next trajectory.
+  - a refused trajectory changes nothing: the previous one serves on; the reason is logged and on
+    /diagnostics ("last error" of "dynamics", and the status "reference").
+
+The trajectory is checked and turned into a `Trajectory` (one compiled call per sample) when it
+arrives; each joint_states message then costs one sample into preallocated arrays and the law's one
+RNEA. A new trajectory is answered at once, sampled at and stamped with its start, only when the
+feedforward does not depend on the measured state (evaluated at the desired state, no feedback
+gains, no floating or planar base whose pose is measured): an output computed from the last measured
+state, which may be old, never carries a new message's stamp. Otherwise the next message is answered."""
 import numpy as np
 from trajectory_msgs.msg import JointTrajectory
 
 from ... import dynamics as rd
 from ...control import computed_torque
-from ..messages import RequestState, error_text
+from ..messages import error_text
+from ..trajectories import NS, Columns, Following, Schedule, stamp_ns
 from .base import Part, TorqueTopics
 
 
@@ -21,71 +39,158 @@ class ReferenceFeedforward(Part):
         super().__init__(node)
         self.out = TorqueTopics(node, "feedforward")
         self.current_law = None
-        self.reference = None       # (q_d, v_d, a_d) over the model's coordinates
+        self.schedule = Schedule()  # the trajectory serving now, those that start later, cancelled
+        self.refused = ""           # why the last refused trajectory was refused
+        self.base = 0               # q coordinates of multi-coordinate joints (taken as measured)
+        self.on_state = None
         node.create_subscription(JointTrajectory, "~/reference", self.on_reference, 1)   # only the latest counts
 
     @staticmethod
     def warm(config):
         model = config.model
         q, zero = rd.neutral(model), np.zeros(model.nv)
-        return [(f"computed_torque ({evaluate_at}, gains {gain:g})",
-                 lambda e=evaluate_at, g=gain: computed_torque(model, q, zero, q, zero, zero, g, g, e))
-                for evaluate_at in ("desired", "measured") for gain in (0.0, 1.0)]
+        calls = [(f"computed_torque ({evaluate_at}, gains {gain:g})",
+                  lambda e=evaluate_at, g=gain: computed_torque(model, q, zero, q, zero, zero, g, g, e))
+                 for evaluate_at in ("desired", "measured") for gain in (0.0, 1.0)]
+        n, qo, vo = len(model.joint_names), *model.joint_offset
+        if n:
+            times, P = np.array([0.0, 1.0]), np.tile(q[qo:], (2, 1))
+            out = (q.copy()[qo:], zero.copy()[vo:], zero.copy()[vo:])
+            calls += [(f"Trajectory.sample ({kind})", lambda v=v, a=a: rd.Trajectory(times, P, v, a).sample(0.5, out))
+                      for kind, v, a in (("linear", None, None), ("cubic", P, None), ("quintic", P, P))]
+        return calls
 
     def configure(self, config, keep):
         self.out.configure(config)
         self.current_law = self.node.law
+        self.base = config.model.joint_offset[0]
         if not keep:
-            self.reference = None
+            self.schedule.clear()
+        self._step()
+
+    def _step(self):
+        """on_state for what is served now (lock held): the trajectory, gravity only, or nothing."""
+        schedule = self.schedule
+        self.on_state = (self._follow if schedule.following is not None else
+                         self._gravity_only if schedule.cancelled else None)
+
+    def _restep(self):
+        """_step, and the node's joint_states steps again if they change (lock held)."""
+        was = self.on_state
+        self._step()
+        if self.on_state != was:
+            self.node.restep()
 
     @property
     def answering(self):
-        return self.reference is not None
+        return self.on_state is not None
 
-    def on_state(self, config, state, stamp, velocity, effort):
-        return self._publish(config, state, stamp)
+    # --- the hot path --------------------------------------------------------------------------
+    def _follow(self, config, state, stamp, velocity, effort):
+        """The law's feedforward for the reference at the message's stamp."""
+        ns = stamp.sec * NS + stamp.nanosec
+        reference = self.schedule.at(ns).sample(ns)
+        if self.base:
+            reference[0][:self.base] = state.q[:self.base]
+        return self._publish(config, state, reference, stamp)
 
-    def _publish(self, config, state, stamp):
+    def _gravity_only(self, config, state, stamp, velocity, effort):
+        law = self.current_law
+        try:
+            tau = law.gravity(config, state.q)
+        except ValueError as exc:
+            return self.node.reject(f"{law.kind}feedforward (gravity only) not published: {error_text(exc)}")
+        return self.out.publish(config, tau, stamp)
+
+    def _publish(self, config, state, reference, stamp):
         """The law's feedforward for the reference; the feedback gains act once every joint has been measured."""
         law = self.current_law
         try:
-            tau = law.feedforward(config, state, self.reference, state.complete and config.feedback)
+            tau = law.feedforward(config, state, reference, state.complete and config.feedback)
         except ValueError as exc:
             return self.node.reject(f"{law.kind}feedforward torques not published: {error_text(exc)}")
         return self.out.publish(config, tau, stamp)
 
+    # --- ~/reference -----------------------------------------------------------------------------
     def on_reference(self, msg):
         node = self.node
+        now = node.get_clock().now().nanoseconds      # "start now" for a stamp of zero (sim time included)
+        notice = None
         with node.lock:
             try:
-                warning = self._take(msg)
+                warning, notice = self._take(msg, now)
             except Exception as exc:
-                warning = node.reject(f"reference rejected: {error_text(exc) or type(exc).__name__}")
+                warning = self._refuse(f"reference rejected: {error_text(exc) or type(exc).__name__}")
         node.warn(warning)
+        if notice:
+            node.get_logger().info(notice)
 
-    def _take(self, msg):
-        """on_reference under the lock; a warning to log, or None."""
+    def _refuse(self, text):
+        self.refused = text
+        return self.node.reject(text + "; the previous reference serves on")
+
+    def _take(self, msg, now):
+        """on_reference under the lock: (a warning to log or None, a notice or None)."""
         node = self.node
         config, state = node.config, node.state
         if config is None:
-            return None
+            return None, None
+        if not msg.points:
+            return None, self._cancel()
         try:
-            if not msg.points:
-                raise ValueError("the trajectory has no points")
             # a closed chain's loop joints that joint_states does not carry either may be left out: completed
             # from the loops (loops.feedforward); the measured (actuated) joints must come
             optional = config.loops.optional & ~np.asarray(state.seen, bool) if config.loops else None
-            request = RequestState(config.model, msg.joint_names, optional)
-            point = msg.points[0]
-            q_d = request.q(point.positions, None)
-            base = config.model.joint_offset[0]      # the multi-coordinate joints: as measured
-            q_d[:base] = state.q[:base]
-            first, self.reference = self.reference is None, (q_d, request.v(point.velocities, "velocities"),
-                                                             request.v(point.accelerations, "accelerations"))
-            if first:
-                node.restep()
+            cols = Columns(config, msg.joint_names, "reference", optional)
+            times, P, V, A = cols.points(msg.points, state.q)
+            start = stamp_ns(msg.header.stamp) or now
+            following = Following(config.model, start, times, P, V, A, len(msg.points))
         except ValueError as exc:
-            return node.reject(f"reference rejected: {error_text(exc)}")
+            return self._refuse(f"reference rejected: {error_text(exc)}"), None
+        self.schedule.take(following)   # serves now if none does, else replaces from its start on
+        self.refused = ""
+        self._restep()
         if config.evaluate_at == "desired" and not config.feedback and config.model.root_joint is None:
-            return self._publish(config, state, msg.header.stamp)     # a function of the reference alone
-        return None
+            # a function of the reference alone: answered at once, at and under its start
+            return self._publish(config, state, following.sample(start), _time(start)), None
+        return None, None
+
+    def _cancel(self):
+        """An empty trajectory: every trajectory dropped, the feedforward gravity only (lock held). The
+        notice to log, once per cancel (None if cancelled already)."""
+        first = self.schedule.cancel()
+        self._restep()
+        if not first:
+            return None
+        return ("reference cancelled (an empty trajectory): the feedforward is the gravity torques of the measured "
+                "state until the next trajectory")
+
+    def status(self):
+        """The status "reference" (lock held)."""
+        schedule = self.schedule
+        following, pending = schedule.following, schedule.pending
+        values = {"following": "", "points": "", "interpolation": "", "start [s]": "", "end [s]": "",
+                  "waiting to start": str(len(pending)), "refused": self.refused}
+        if following is not None:
+            values.update({"following": "yes", "points": str(following.points), "interpolation": following.interpolation,
+                           "start [s]": f"{following.start / NS:.9f}",
+                           "end [s]": f"{following.start / NS + following.duration:.9f}"})
+            message = ("holding the last point of the trajectory" if schedule.done else
+                       f"following a trajectory of {following.points} points ({following.interpolation})")
+            message += f" that started at {following.start / NS:.9f} s"
+        elif pending:
+            message = f"a trajectory starts at {pending[0].start / NS:.9f} s"
+        else:
+            message = "cancelled: gravity only" if schedule.cancelled else "no reference"
+        if pending and following is not None:
+            message += f"; the next starts at {pending[0].start / NS:.9f} s"
+        if self.refused:        # the last reference message was refused: said until one is taken
+            return "reference", "WARN", f"{message}; {self.refused}", values
+        return "reference", "OK", message, values
+
+
+def _time(ns):
+    """Integer nanoseconds -> builtin_interfaces/Time."""
+    from builtin_interfaces.msg import Time      # a message type: no rclpy
+    sec, nanosec = divmod(int(ns), NS)
+    return Time(sec=sec, nanosec=nanosec)
