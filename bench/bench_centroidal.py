@@ -24,10 +24,8 @@ import os
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy: OpenBLAS threads fight numba's
 
 import logging
-import statistics
 import sys
 import sysconfig
-import time
 
 import numba
 import numpy as np
@@ -35,6 +33,7 @@ import pinocchio as pin
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
+from timing import medians
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 CASES = [("panda (mimic finger, 8 dof)", f"{ROBOTS}/panda_description/urdf/panda.urdf", False, "panda_hand"),
@@ -43,27 +42,6 @@ N = 10000
 REPEATS = {1: 21, N: 9}
 SINGLE_LOOP = 1000
 TARGETS = ("center_of_mass", "center_of_mass_jacobian", "centroidal_momentum_matrix")
-
-
-def seconds(fn, calls=1):
-    t = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - t) / calls
-
-
-def alternate(fns, repeats, calls=1):
-    """Per function, the median over `repeats` of its seconds per call, the functions timed in turn
-    within each repeat, and the median over repeats of the last one's time over each one's (the
-    last is the reference: Pinocchio)."""
-    for fn in fns:
-        for _ in range(3):      # warm-up: caches, numba's dispatch, fresh memory
-            fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for k, fn in enumerate(fns):
-            times[k].append(seconds(fn, calls))
-    return [statistics.median(ts) for ts in times], [statistics.median(r / t for r, t in zip(times[-1], ts)) for ts in times]
 
 
 def to_pin(model, pmodel, q, v):
@@ -182,13 +160,13 @@ def bench_robot(name, urdf, floating, frame, rows):
             expected, peer = theirs(PQ[0], PV[0], PA[0]), "independent joints"
         same(ours(Q[0], V[0], A[0], None, None), expected, f"{name} {fname}",
              coordinate_map(model, pmodel if peer == "mimic" else full[0]))
-        (t1, ref1), (x1, _) = alternate([lambda: ours(Q[0], V[0], A[0], None, None), lambda: theirs(PQ[0], PV[0], PA[0])],
+        (t1, ref1), (x1, _) = medians([lambda: ours(Q[0], V[0], A[0], None, None), lambda: theirs(PQ[0], PV[0], PA[0])],
                                         REPEATS[1], SINGLE_LOOP)
         fns = [lambda: ours(Q, V, A, 1, None), lambda: ours(Q, V, A, 2, None)]
         if matrix_rows:
             out = np.zeros((N, matrix_rows, model.nv))
             fns += [lambda: ours(Q, V, A, 1, out), lambda: ours(Q, V, A, 2, out)]
-        times, ratios = alternate(fns + [lambda: [theirs(PQ[i], PV[i], PA[i]) for i in range(N)]], REPEATS[N])
+        times, ratios = medians(fns + [lambda: [theirs(PQ[i], PV[i], PA[i]) for i in range(N)]], REPEATS[N])
         us = [1e6 * t / N for t in times]
         line = (f"{fname:27s} N=1 ours {1e6 * t1:6.2f} pin {1e6 * ref1:6.2f} (x{x1:5.2f})   N={N} 1 thr {us[0]:6.2f} "
                 f"(x{ratios[0]:5.2f}) 2 thr {us[1]:6.2f} (x{ratios[1]:5.2f})")

@@ -23,10 +23,8 @@ import os
 
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy: OpenBLAS threads fight numba's
 
-import statistics
 import sys
 import sysconfig
-import time
 
 import numba
 import numpy as np
@@ -34,6 +32,7 @@ import numpy as np
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
 from robot_dynamics.resources import urdf_dir
+from timing import medians
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 SOLO = f"{ROBOTS}/solo_description/robots/solo12.urdf"
@@ -43,27 +42,6 @@ MOTORS = ("left_base_joint", "right_base_joint")
 STANDING = {"FL_HAA": 0.1, "FL_HFE": 0.8, "FL_KFE": -1.6, "HL_HAA": 0.1, "HL_HFE": -0.8, "HL_KFE": 1.6,
             "FR_HAA": -0.1, "FR_HFE": 0.8, "FR_KFE": -1.6, "HR_HAA": -0.1, "HR_HFE": -0.8, "HR_KFE": 1.6}
 N, REPEATS, SINGLE_LOOP = 10000, 15, 500
-
-
-def seconds(fn, calls=1):
-    t = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - t) / calls
-
-
-def alternate(fns, repeats, calls=1):
-    """Per function the median over repeats of its seconds per call (timed in turn within each
-    repeat), and the median of each one's per-repeat time relative to the last (the reference)."""
-    for fn in fns:
-        for _ in range(3):
-            fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for k, fn in enumerate(fns):
-            times[k].append(seconds(fn, calls))
-    ratios = [statistics.median(t / ref for t, ref in zip(ts, times[-1])) for ts in times]
-    return [statistics.median(ts) for ts in times], ratios
 
 
 def moving_states(model, q, n, rng):
@@ -91,7 +69,7 @@ def bench_solo(rows):
         fns = [lambda: rd.constrained_inverse_dynamics(model, q1, v1, a1, joints, FEET),
                lambda: rd.constrained_inverse_dynamics(model, q1, v1, a1, joints, FEET, objective="min_torque"),
                lambda: rd.contact_inverse_dynamics(model, q1, v1, a1, FEET)]
-        (t_cid, t_min_t, t_ref), (x_cid, x_min_t, _) = alternate(fns, REPEATS, SINGLE_LOOP)
+        (t_cid, t_min_t, t_ref), (x_cid, x_min_t, _) = medians(fns, REPEATS, SINGLE_LOOP, inverse=True)
         line = [f"{label:34s} N=1     constrained ID {1e6 * t_cid:6.2f} (x{x_cid:4.2f})  min_torque "
                 f"{1e6 * t_min_t:6.2f} (x{x_min_t:4.2f})  contact ID {1e6 * t_ref:6.2f}"]
         rows.append(("solo12 standing", label, "1", 1e6 * t_cid, x_cid, 1e6 * t_min_t, x_min_t, 1e6 * t_ref))
@@ -100,7 +78,7 @@ def bench_solo(rows):
                    lambda: rd.constrained_inverse_dynamics(model, QN, VN, AN, joints, FEET, objective="min_torque",
                                                            threads=threads),
                    lambda: rd.contact_inverse_dynamics(model, QN, VN, AN, FEET, threads=threads)]
-            (t_cid, t_min_t, t_ref), (x_cid, x_min_t, _) = alternate(fns, REPEATS)
+            (t_cid, t_min_t, t_ref), (x_cid, x_min_t, _) = medians(fns, REPEATS, inverse=True)
             t_cid, t_min_t, t_ref = (1e6 * t / N for t in (t_cid, t_min_t, t_ref))
             line.append(f"{'':34s} N={N} {threads} thr constrained ID {t_cid:6.2f} (x{x_cid:4.2f})  min_torque "
                         f"{t_min_t:6.2f} (x{x_min_t:4.2f})  contact ID {t_ref:6.2f}")
@@ -122,7 +100,7 @@ def bench_five_bar(node_rows):
            lambda: rd.assemble(model, moved, FIVE_BAR_LOOPS, fixed=MOTORS),
            lambda: rd.constrained_hybrid_dynamics(model, q, z, known, z, z, loops=FIVE_BAR_LOOPS),
            lambda: rd.gravity_torques(model, q)]
-    (t_g, t_asm, t_hd, t_plain), _ = alternate(fns, REPEATS, SINGLE_LOOP)
+    (t_g, t_asm, t_hd, t_plain), _ = medians(fns, REPEATS, SINGLE_LOOP)
     for label, t in (("constrained gravity: constrained_inverse_dynamics(q, 0, 0, motors)", t_g),
                      ("assemble, warm start, motors moved 1 mrad", t_asm),
                      ("constrained_hybrid_dynamics, motors' qdd given", t_hd),

@@ -23,10 +23,8 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy: OpenBLAS threads fight
 
 import logging
 import re
-import statistics
 import sys
 import sysconfig
-import time
 
 import numba
 import numpy as np
@@ -34,7 +32,7 @@ import pinocchio as pin
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
-from timing import lane_line
+from timing import lane_line, medians
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 PANDA = f"{ROBOTS}/panda_description/urdf/panda.urdf"
@@ -43,29 +41,6 @@ SOLO = f"{ROBOTS}/solo_description/robots/solo12.urdf"
 BATCHES = (100, 10000)
 REPEATS = {1: 15, 100: 15, 10000: 15}
 SINGLE_LOOP = 500
-
-
-def seconds(fn, calls=1):
-    """Seconds per call of fn() over `calls` calls."""
-    t = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - t) / calls
-
-
-def alternate(fns, repeats, calls=1):
-    """Per function, the median over `repeats` of its seconds per call, the functions timed in
-    turn within each repeat (a slow spell of this shared 2-core VM hits all of them), and the
-    median over repeats of each one's time relative to the last (the reference)."""
-    for fn in fns:
-        for _ in range(3):      # warm-up: caches, numba's dispatch, fresh memory
-            fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for k, fn in enumerate(fns):
-            times[k].append(seconds(fn, calls))
-    ratios = [statistics.median(ref / t for ref, t in zip(times[-1], ts)) for ts in times]
-    return [statistics.median(ts) for ts in times], ratios
 
 
 def states(model, n, rng):
@@ -99,7 +74,7 @@ def without_mimic(urdf):
 def time_pair(label, ours, theirs, Q, V, A, PQ, PV, PA, rows):
     """ours(q, v, a, threads, out) and theirs(q, v, a), for N = 1 and the batches (Pinocchio looped),
     ours into fresh arrays and into reused ones (out=: no fresh pages to fault in)."""
-    (us, ref), (x, _) = alternate([lambda: ours(Q[0], V[0], A[0], None, None), lambda: theirs(PQ[0], PV[0], PA[0])],
+    (us, ref), (x, _) = medians([lambda: ours(Q[0], V[0], A[0], None, None), lambda: theirs(PQ[0], PV[0], PA[0])],
                                   REPEATS[1], SINGLE_LOOP)
     us, ref = 1e6 * us, 1e6 * ref
     print(f"{label:50s} N=1      ours {us:8.2f}  pin {ref:8.2f}  pin/ours {x:5.2f}")
@@ -109,7 +84,7 @@ def time_pair(label, ours, theirs, Q, V, A, PQ, PV, PA, rows):
         out = tuple(np.zeros((n, V.shape[1], V.shape[1])) for _ in range(3))
         fns = [lambda: ours(q, v, a, 1, None), lambda: ours(q, v, a, 2, None), lambda: ours(q, v, a, 1, out),
                lambda: ours(q, v, a, 2, out), lambda: [theirs(pq[i], pv[i], pa[i]) for i in range(n)]]
-        times, ratios = alternate(fns, REPEATS[n])
+        times, ratios = medians(fns, REPEATS[n])
         t = [1e6 * x / n for x in times]
         print(f"{label:50s} N={n:<6d} ours 1 thr {t[0]:7.2f} (x{ratios[0]:5.2f})  2 thr {t[1]:7.2f} (x{ratios[1]:5.2f})"
               f"  out= 1 thr {t[2]:7.2f} (x{ratios[2]:5.2f})  2 thr {t[3]:7.2f} (x{ratios[3]:5.2f})  pin loop {t[4]:7.2f}"
@@ -177,10 +152,10 @@ def bench_constrained(rows, gravity_rows):
         def pin_call(i):
             return pin.constraintDynamics(pmodel, data, PQ[i], V[i], T[i], cmodels, cdatas, settings)
         routes = (contacts, [], None)   # constrained, the same route without constraints, ABA
-        single, single_x = alternate([(lambda c: lambda: ours(c, Q[0], V[0], T[0], None))(c) for c in routes]
+        single, single_x = medians([(lambda c: lambda: ours(c, Q[0], V[0], T[0], None))(c) for c in routes]
                                      + [lambda: pin_call(0)], REPEATS[1], SINGLE_LOOP)
         n = max(BATCHES)
-        many, many_x = alternate([(lambda c, th: lambda: ours(c, Q, V, T, th))(c, th) for th in (1, 2) for c in routes]
+        many, many_x = medians([(lambda c, th: lambda: ours(c, Q, V, T, th))(c, th) for th in (1, 2) for c in routes]
                                  + [lambda: [pin_call(i) for i in range(n)]], REPEATS[n])
         us = [[1e6 * t for t in single[:3]], [1e6 * t / n for t in many[:3]], [1e6 * t / n for t in many[3:6]]]
         xs = [single_x[0], many_x[0], many_x[3]]
@@ -193,7 +168,7 @@ def bench_constrained(rows, gravity_rows):
                   f"pin constraintDynamics {refs[k]:7.2f} (x{xs[k]:5.2f})")
             rows.append((name, label, cfd, route, solve, fd, refs[k], xs[k]))
         q = rd.neutral(model)
-        (t_cid, t_g), _ = alternate([lambda: rd.contact_inverse_dynamics(model, q, 0, 0, contacts),
+        (t_cid, t_g), _ = medians([lambda: rd.contact_inverse_dynamics(model, q, 0, 0, contacts),
                                      lambda: rd.gravity_torques(model, q)], REPEATS[1], SINGLE_LOOP)
         t_cid, t_g = 1e6 * t_cid, 1e6 * t_g
         print(f"contact_inverse_dynamics(model, q, 0, 0, contacts) {t_cid:6.2f} µs   gravity_torques {t_g:6.2f} µs")

@@ -30,9 +30,7 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy: OpenBLAS threads fight
 
 import logging
 import re
-import statistics
 import sysconfig
-import time
 
 import numba
 import numpy as np
@@ -40,7 +38,7 @@ import pinocchio as pin
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
-from timing import lane_line, median_time
+from timing import lane_line, median_time, medians
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 PANDA = f"{ROBOTS}/panda_description/urdf/panda.urdf"
@@ -53,23 +51,6 @@ CASES = [  # name, urdf, floating base, drop the mimic tags, frame
 BATCHES = (100, 10000)
 REPEATS = {1: 9, 100: 21, 10000: 5}
 SINGLE_LOOP = 1000
-
-
-def paired_times(fns, repeats, calls=1):
-    """Medians of the seconds per call of each of fns, timed alternately per repeat after three
-    warm-up calls each, and the median over repeats of time(fns[-1]) / time(fns[k]) for each k."""
-    for fn in fns:
-        for _ in range(3):
-            fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for k, fn in enumerate(fns):
-            t = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            times[k].append((time.perf_counter() - t) / calls)
-    ratios = [statistics.median(r / t for t, r in zip(times[k], times[-1])) for k in range(len(fns))]
-    return [statistics.median(t) for t in times], ratios
 
 
 @numba.njit(cache=False)
@@ -113,7 +94,7 @@ def bench_regressor(name, urdf, floating, drop_mimic, frame):
     Q, V, A = states(model, max(BATCHES), np.random.default_rng(0))
     P = [pad(x, extra) for x in (Q, V, A)]
     rows = []
-    (us, ref), (ratio, _) = paired_times(
+    (us, ref), (ratio, _) = medians(
         [lambda: rd.joint_torque_regressor(model, Q[0], V[0], A[0]),
          lambda: pin.computeJointTorqueRegressor(pmodel, data, P[0][0], P[1][0], P[2][0])], REPEATS[1], SINGLE_LOOP)
     us, ref = 1e6 * us, 1e6 * ref
@@ -123,7 +104,7 @@ def bench_regressor(name, urdf, floating, drop_mimic, frame):
         q, v, a = Q[:n], V[:n], A[:n]
         pq, pv, pa = (x[:n] for x in P)
         out = np.empty((n, model.nv, 10 * model.nb))
-        (t1, t2, t3, ref), (x1, x2, x3, _) = paired_times(
+        (t1, t2, t3, ref), (x1, x2, x3, _) = medians(
             [lambda: rd.joint_torque_regressor(model, q, v, a, threads=1),
              lambda: rd.joint_torque_regressor(model, q, v, a, threads=2),
              lambda: rd.joint_torque_regressor(model, q, v, a, threads=1, out=out),
@@ -156,7 +137,7 @@ def bench_observer(name, urdf, floating, drop_mimic, frame):
     def our_matrices():
         return rd.mass_matrix(model, q) @ v, rd.gravity_torques(model, q) - rd.coriolis_matrix(model, q, v).T @ v
     rows = []
-    (ours, mats, ref), (r1, _, _) = paired_times(
+    (ours, mats, ref), (r1, _, _) = medians(
         [lambda: rd.generalized_momentum(model, q, v), our_matrices, pin_terms], REPEATS[1], SINGLE_LOOP)
     ours, mats, ref = 1e6 * ours, 1e6 * mats, 1e6 * ref
     print(f"p, beta  ours one pass {ours:7.2f}   ours via M, C, g {mats:7.2f}   pin via M, C, g {ref:7.2f}   "

@@ -21,9 +21,7 @@ import os
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy: OpenBLAS threads fight numba's
 
 import logging
-import statistics
 import sysconfig
-import time
 
 import numpy as np
 import pinocchio as pin
@@ -31,6 +29,7 @@ import pinocchio as pin
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
 from robot_dynamics.demo import kajita
+from timing import medians
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 PANDA = f"{ROBOTS}/panda_description/urdf/panda.urdf"
@@ -38,20 +37,6 @@ TALOS = f"{ROBOTS}/talos_data/robots/talos_reduced.urdf"
 FRAME = "panda_hand"
 TARGETS = 200
 REPEATS = 7
-
-
-def alternate(fns, repeats):
-    """Per function the median seconds of one call over `repeats`, the functions run in turn within
-    each repeat, and the median per-repeat ratio of the last one's time to each one's."""
-    for fn in fns:
-        fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for k, fn in enumerate(fns):
-            t = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t)
-    return [statistics.median(t) for t in times], [statistics.median(r / t for r, t in zip(times[-1], ts)) for ts in times]
 
 
 class PinocchioIK:
@@ -99,11 +84,11 @@ def bench_ik():
         theirs.iterations = 0
         solved = sum(theirs.solve(T[k], seeds[k]) for k in range(TARGETS))
         it_theirs = theirs.iterations
-        (t1, tb1, tb2, tp), ratio = alternate([
+        (t1, tb1, tb2, tp), ratio = medians([
             lambda: [rd.inverse_kinematics(model, FRAME, T[k], seeds[k], restarts=0) for k in range(TARGETS)],
             lambda: rd.inverse_kinematics(model, FRAME, T, seeds, restarts=0, threads=1),
             lambda: rd.inverse_kinematics(model, FRAME, T, seeds, restarts=0, threads=2),
-            lambda: [theirs.solve(T[k], seeds[k]) for k in range(TARGETS)]], REPEATS)
+            lambda: [theirs.solve(T[k], seeds[k]) for k in range(TARGETS)]], REPEATS, warmup=1)
         print(f"{seeds_name}: converged ours {ours_single.converged.sum()}/{TARGETS} ({it_ours} iterations), "
               f"Pinocchio + NumPy DLS {solved}/{TARGETS} ({it_theirs} iterations)")
         for label, t, r in (("ours, a call per target", t1, ratio[0]), ("ours, one batch, 1 thread", tb1, ratio[1]),
@@ -143,14 +128,14 @@ def bench_simulate():
         q0 = rd.neutral(model)
         v0 = np.random.default_rng(1).normal(scale=0.1, size=model.nv)
         pq, pv = (np.concatenate((q0, q0[-1:])), np.concatenate((v0, v0[-1:]))) if model.has_mimic else (q0, v0)
-        (ours, theirs), ratio = alternate([lambda: rd.simulate(model, q0, v0, 1e-3, 1000),
-                                           lambda: pin_rk4(pm, data, pq, pv, 1e-3, 1000)], 5)
+        (ours, theirs), ratio = medians([lambda: rd.simulate(model, q0, v0, 1e-3, 1000),
+                                     lambda: pin_rk4(pm, data, pq, pv, 1e-3, 1000)], 5, warmup=1)
         print(f"{name:20s} ours {1000 / ours:9.0f} steps/s  Pinocchio RK4 loop {1000 / theirs:8.0f} steps/s  "
               f"(x{ratio[0]:5.1f})")
         rows.append((name, 1000 / ours, 1000 / theirs, ratio[0]))
     model, q0, v0 = kajita.top_model()
     floor = kajita.floor(model)
-    (top,), _ = alternate([lambda: rd.simulate(model, q0, v0, 0.002, 200, external_wrenches=floor)], 3)
+    (top,), _ = medians([lambda: rd.simulate(model, q0, v0, 0.002, 200, external_wrenches=floor)], 3, warmup=1)
     print(f"Kajita's top on its floor (a callable: the stepped path) {200 / top:7.0f} steps/s")
     rows.append(("Kajita's top, floor callable", 200 / top, None, None))
     return rows

@@ -24,7 +24,6 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy: OpenBLAS threads fight
 
 import logging
 import re
-import statistics
 import sysconfig
 import tempfile
 import time
@@ -38,6 +37,7 @@ import toppra.constraint as tc
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
 from robot_dynamics.trajectory import Trajectory
+from timing import medians
 
 logging.getLogger("toppra").setLevel(logging.ERROR)
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
@@ -80,27 +80,6 @@ def panda_arm():
     return path
 
 
-def seconds(fn, calls=1):
-    t = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - t) / calls
-
-
-def alternate(fns, repeats, calls=1):
-    """Per function the median seconds per call, timed in turn within each repeat, and the median
-    over repeats of the last one's time over each one's (the last is the reference)."""
-    for fn in fns:
-        for _ in range(3):
-            fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for k, fn in enumerate(fns):
-            times[k].append(seconds(fn, calls))
-    ratios = [statistics.median(ref / t for ref, t in zip(times[-1], ts)) for ts in times]
-    return [statistics.median(ts) for ts in times], ratios
-
-
 def toppra_duration(pmodel, data, s, q, dq, ddq, effort, vmax):
     inv_dyn = lambda q_, v_, a_: pin.rnea(pmodel, data, q_, v_, a_)  # noqa: E731
     constraints = [tc.JointTorqueConstraint(inv_dyn, np.stack((-effort, effort), 1), np.zeros(len(effort)),
@@ -119,7 +98,7 @@ def bench_time_parameterize(model, pmodel, data, rows):
             s, q, dq, ddq = rd.path_through_waypoints(WAYPOINTS, n)
             ours = rd.time_parameterize(model, s, q, dq, ddq, effort_limits=effort).duration
             theirs = toppra_duration(pmodel, data, s, q, dq, ddq, effort, vmax)
-            (t1, tt), (x1, _) = alternate(
+            (t1, tt), (x1, _) = medians(
                 [lambda: rd.time_parameterize(model, s, q, dq, ddq, effort_limits=effort),
                  lambda: toppra_duration(pmodel, data, s, q, dq, ddq, effort, vmax)], REPEATS)
             print(f"effort x{scale:.1f}  {n:5d} gridpoints   ours {1e3 * t1:7.3f}   toppra {1e3 * tt:7.3f}   "
@@ -131,7 +110,7 @@ def bench_threads(model, rows):
     """The RNEA batch on two threads (not the default), timed apart: its stalls on a busy VM
     would otherwise fall into the other measurements."""
     s, q, dq, ddq = rd.path_through_waypoints(WAYPOINTS, 1000)
-    (t1, t2), (x1, x2) = alternate([lambda: rd.time_parameterize(model, s, q, dq, ddq),
+    (t1, t2), (x1, x2) = medians([lambda: rd.time_parameterize(model, s, q, dq, ddq),
                                     lambda: rd.time_parameterize(model, s, q, dq, ddq, threads=2)], REPEATS)
     print(f"\n## threads, 1000 gridpoints: one {1e3 * t1:.3f} ms, two {1e3 * t2:.3f} ms (one / two: x{1 / x1:.2f})")
     rows.append((1e3 * t1, 1e3 * t2))
@@ -143,7 +122,7 @@ def bench_sampling(model, rows):
         tp = rd.time_parameterize(model, *rd.path_through_waypoints(WAYPOINTS, n))
         trajectory = Trajectory(tp.t, tp.q, tp.v, tp.a)
         t = 0.37 * tp.duration
-        (checked, compiled, empty), _ = alternate(
+        (checked, compiled, empty), _ = medians(
             [lambda: rd.sample_trajectory(tp.t, tp.q, tp.v, tp.a, t=t), lambda: trajectory.sample(t),
              lambda: (np.empty(7), np.empty(7), np.empty(7))], REPEATS, 2000)
         print(f"{n:5d} points (quintic)   sample_trajectory {1e6 * checked:6.2f}   Trajectory.sample "

@@ -16,12 +16,13 @@ def median_time(fn, repeats, calls=1):
     return statistics.median(times)
 
 
-def alternate(fns, repeats, calls=1):
+def alternate(fns, repeats, calls=1, warmup=3):
     """The functions timed in turn within each repeat (a slow spell of this shared VM hits all of
-    them), after three warm-up calls each: per function the median seconds per call, and the
-    per-repeat ratios of the last one's time to each one's (Pinocchio last: its speed-ups)."""
+    them), after `warmup` calls each (caches, numba's dispatch, fresh memory): per function the
+    median seconds per call, and the per-repeat ratios of the last one's time to each one's (the
+    reference last, Pinocchio or toppra: its speed-ups)."""
     for fn in fns:
-        for _ in range(3):
+        for _ in range(warmup):
             fn()
     times = [[] for _ in fns]
     for _ in range(repeats):
@@ -32,6 +33,13 @@ def alternate(fns, repeats, calls=1):
             times[k].append((time.perf_counter() - t) / calls)
     ratios = [[ref / t for ref, t in zip(times[-1], ts)] for ts in times]
     return [statistics.median(ts) for ts in times], ratios
+
+
+def medians(fns, repeats, calls=1, warmup=3, inverse=False):
+    """alternate() with each function's per-repeat ratios reduced to their median (inverse: of each
+    one's time over the last one's, a cost relative to the reference instead of a speed-up)."""
+    times, ratios = alternate(fns, repeats, calls, warmup)
+    return times, [statistics.median(1.0 / x if inverse else x for x in r) for r in ratios]
 
 
 def lane_line():
