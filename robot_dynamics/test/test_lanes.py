@@ -21,7 +21,8 @@ DERIVATIVES_TOL = 1e-13
 #: d tau / dq differs from the scalar path by <= 3.2e-16 of its largest entry, and the solve with M
 #: (cond(M) ~9e4 on the worst states) amplifies it; measured 2026-11-25 over 9997 random states (seed 1):
 #: median 7.4e-15, p99 4.6e-14, max 1.59e-13, 5 states above 1e-13, M^-1 bitwise equal. The 10000-state
-#: test keeps 1e-13 as an expected failure (strict: it fails once met) and guards the measured bound.
+#: test guards the measured bound (an expected failure at 1e-13 would depend on the CPU's lane width
+#: and its fused multiply-adds, so the miss is stated here, in DEVELOPERS.md and in the README).
 MEASURED_TALOS_FORWARD_DERIVATIVES = 2e-13
 
 
@@ -98,17 +99,11 @@ def test_small_and_ragged_batches_equal_single_calls(robot, algorithm):
         assert_batch_equals_single_calls(robot, f, exact, n, seed=n)
 
 
-NOT_MET = pytest.mark.xfail(strict=True, reason="issue 25's 1e-13 not met: 1.59e-13 (see MEASURED_TALOS_FORWARD_"
-                                                 "DERIVATIVES)")
-
-
 @pytest.mark.parametrize("name", [("panda", False), ("talos", True)], ids=["panda", "talos-freeflyer"])
-@pytest.mark.parametrize("algorithm", [a if a != "forward_dynamics_derivatives" else pytest.param(a, marks=NOT_MET)
-                                       for a in ALGORITHMS])
+@pytest.mark.parametrize("algorithm", [a for a in ALGORITHMS if a != "forward_dynamics_derivatives"])
 def test_batches_of_10000_equal_single_calls(name, algorithm):
-    """Most blocks full, the last ragged; one thread (lanes) and two (a lane driver per thread)."""
-    if name[0] == "panda" and algorithm == "forward_dynamics_derivatives":
-        pytest.skip("panda's forward-dynamics derivatives: test_forward_derivatives_of_10000_states")
+    """Most blocks full, the last ragged; one thread (lanes) and two (a lane driver per thread). The
+    forward-dynamics derivatives have their own test below (talos misses 1e-13)."""
     m = load_urdf(URDFS[name[0]], floating_base=name[1])
     f, exact = ALGORITHMS[algorithm]
     assert_batch_equals_single_calls(m, f, exact, 10000 - 3, seed=1, threads=1)
@@ -118,7 +113,7 @@ def test_batches_of_10000_equal_single_calls(name, algorithm):
 @pytest.mark.parametrize("name", [("panda", False), ("talos", True)], ids=["panda", "talos-freeflyer"])
 def test_forward_derivatives_of_10000_states(name):
     """The forward-dynamics derivatives at 1e-13 on panda, and on talos at the bound measured (the
-    goal is 1e-13: see MEASURED_TALOS_FORWARD_DERIVATIVES and the expected failure above)."""
+    goal, 1e-13, is not met there: see MEASURED_TALOS_FORWARD_DERIVATIVES)."""
     m = load_urdf(URDFS[name[0]], floating_base=name[1])
     f, exact = ALGORITHMS["forward_dynamics_derivatives"]
     tol = MEASURED_TALOS_FORWARD_DERIVATIVES if name[0] == "talos" else DERIVATIVES_TOL
