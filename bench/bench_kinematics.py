@@ -6,7 +6,7 @@
    Pinocchio + a NumPy damped-least-squares loop, the user's alternative (Pinocchio's own IK example
    with a full Newton step: framesForwardKinematics, log6, computeFrameJacobian(LOCAL), Jlog6,
    (J J^T + lambda 1)^-1, integrate, clip to the limits), on the same targets and seeds: seeds 0.1 rad
-   from a solution (the usual call: the current joint state as seed) and uniform random seeds.
+   from a solution (the usual call: the current joint state as seed) and uniform random starts.
    Figures: iterations (placement-and-Jacobian evaluations) per second, and time per solved target;
    ours one call per target, and a batch of the targets on 1 and 2 threads.
 2. rd.simulate, RK4, steps per second: panda (fixed base) and talos with a free flyer, one trajectory of
@@ -76,8 +76,8 @@ def bench_ik():
     theirs = PinocchioIK(model)
     print(f"## inverse kinematics, panda {FRAME}, {TARGETS} targets, tolerance 1e-10, max 100 iterations")
     rows = []
-    for seeds_name, seeds in (("seed 0.1 rad away", Q + rng.normal(scale=0.1, size=Q.shape)),
-                              ("random seed", rd.random_configuration(model, rng, TARGETS))):
+    for seeds_name, seeds in (("start 0.1 rad from the answer", Q + rng.normal(scale=0.1, size=Q.shape)),
+                              ("random start", rd.random_configuration(model, rng, TARGETS))):
         seeds = np.clip(seeds, model.lower_limits, model.upper_limits)
         ours_single = rd.inverse_kinematics(model, FRAME, T, seeds, restarts=0, threads=1)
         it_ours = int(ours_single.iterations.sum())

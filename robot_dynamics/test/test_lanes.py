@@ -19,7 +19,7 @@ ROBOTS = [(name, False) for name in URDFS] + [("panda", True), ("talos", True), 
 DERIVATIVES_TOL = 1e-13
 #: issue 25's 1e-13 is NOT met by the forward-dynamics derivatives of talos + free flyer over 10000 states:
 #: d tau / dq differs from the scalar path by <= 3.2e-16 of its largest entry, and the solve with M
-#: (cond(M) ~9e4 on the worst states) amplifies it; measured 2026-11-25 over 9997 random states (seed 1):
+#: (cond(M) ~9e4 on the worst states) amplifies it; measured 2026-11-25 over 9997 random states (default_rng(1)):
 #: median 7.4e-15, p99 4.6e-14, max 1.59e-13, 5 states above 1e-13, M^-1 bitwise equal. The 10000-state
 #: test guards the measured bound (an expected failure at 1e-13 would depend on the CPU's lane width
 #: and its fused multiply-adds, so the miss is stated here, in DEVELOPERS.md and in the README).
