@@ -10,48 +10,24 @@ import numpy as np
 
 from .. import dynamics as rd
 from ..constrained import KINDS as SIZES
-from .contacts import all_finite, fill_wrenches
+from .contacts import all_finite, fill_wrenches, kind_list, known_frames
 from .loops import complete_motion, loop_joints
 from .messages import check_names, finite, is_default_pose, root_coordinates, twist
 
 OBJECTIVES = ("min_force", "min_torque")
 
 
-def _frames(model, names, field):
-    for name in names:
-        try:
-            model.frame(name)
-        except KeyError:
-            raise ValueError(f"{field}: unknown frame {name!r}; the model has frames "
-                             f"{', '.join(model.frame_names)}") from None
-    return list(names)
-
-
-def _kinds(kinds, n, field, what):
-    kinds = list(kinds)
-    if n == 0:
-        if kinds:
-            raise ValueError(f"{field} has {len(kinds)} values but there is no {what}")
-        return []
-    if len(kinds) not in (1, n):
-        raise ValueError(f"{field} takes one kind for every {what} or one per {what} ({n}); got {len(kinds)}")
-    bad = [k for k in kinds if k not in SIZES]
-    if bad:
-        raise ValueError(f"{field}: unknown kinds {bad}; a kind is one of {', '.join(SIZES)}")
-    return kinds * n if len(kinds) == 1 else kinds
-
-
 def request_constraints(model, req, node_contacts, node_loops):
     """(contacts, loops) of the request as the library takes them (tuples), the node's where empty;
     ValueError naming the field."""
     if req.contact_frames:
-        frames = _frames(model, req.contact_frames, "contact_frames")
+        frames = known_frames(model, req.contact_frames, "contact_frames")
         if len(set(frames)) != len(frames):
             raise ValueError(f"contact_frames: duplicate frames {sorted({f for f in frames if frames.count(f) > 1})}")
         if not req.contact_kinds:
             raise ValueError("contact_kinds: give one kind (point or 6d) for every contact, or one per "
                              "contact_frames entry")
-        contacts = tuple(zip(frames, _kinds(req.contact_kinds, len(frames), "contact_kinds", "contact")))
+        contacts = tuple(zip(frames, kind_list(req.contact_kinds, len(frames), "contact_kinds", "contact")))
     elif req.contact_kinds:
         raise ValueError("contact_kinds given without contact_frames (empty contact_frames uses the node's "
                          "contacts.frames and contacts.kind)")
@@ -61,9 +37,9 @@ def request_constraints(model, req, node_contacts, node_loops):
     if len(req.loop_frames_b) != n:
         raise ValueError(f"loop_frames_a has {n} frames and loop_frames_b {len(req.loop_frames_b)}: one pair per loop")
     if n:
-        loops = tuple(zip(_frames(model, req.loop_frames_a, "loop_frames_a"),
-                          _frames(model, req.loop_frames_b, "loop_frames_b"),
-                          _kinds(req.loop_kinds, n, "loop_kinds", "loop")))
+        loops = tuple(zip(known_frames(model, req.loop_frames_a, "loop_frames_a"),
+                          known_frames(model, req.loop_frames_b, "loop_frames_b"),
+                          kind_list(req.loop_kinds, n, "loop_kinds", "loop")))
     elif req.loop_kinds:
         raise ValueError("loop_kinds given without loop_frames_a and loop_frames_b (empty: the node's loops)")
     else:

@@ -133,7 +133,8 @@ def all_finite(x):
 
 
 # --- the ~/constrained_forward_dynamics service --------------------------------------------------
-def _kind_list(kinds, n, field, what):
+def kind_list(kinds, n, field, what):
+    """A request's kinds: one for every constraint or one per constraint (n); ValueError naming `field`."""
     kinds = list(kinds)
     if n == 0:
         if kinds:
@@ -147,7 +148,8 @@ def _kind_list(kinds, n, field, what):
     return kinds * n if len(kinds) == 1 else kinds
 
 
-def _frames(model, names, field):
+def known_frames(model, names, field):
+    """A request's frame names, each a frame of the model; ValueError naming `field`."""
     for name in names:
         try:
             model.frame(name)
@@ -161,13 +163,13 @@ def request_constraints(model, req, node_contacts):
     """The request's contacts and loops as the library takes them (empty contact_frames: the node's
     contacts), with the label of each constraint's wrench; ValueError naming the field."""
     if req.contact_frames:
-        frames = _frames(model, req.contact_frames, "contact_frames")
+        frames = known_frames(model, req.contact_frames, "contact_frames")
         if len(set(frames)) != len(frames):
             raise ValueError(f"contact_frames: duplicate frames {sorted({f for f in frames if frames.count(f) > 1})}")
         if not req.contact_kinds:
             raise ValueError("contact_kinds: give one kind (point or 6d) for every contact, or one per "
                              "contact_frames entry")
-        contacts = list(zip(frames, _kind_list(req.contact_kinds, len(frames), "contact_kinds", "contact")))
+        contacts = list(zip(frames, kind_list(req.contact_kinds, len(frames), "contact_kinds", "contact")))
     else:
         if req.contact_kinds:
             raise ValueError("contact_kinds given without contact_frames (empty contact_frames uses the node's "
@@ -176,8 +178,8 @@ def request_constraints(model, req, node_contacts):
     n = len(req.loop_frames_a)
     if len(req.loop_frames_b) != n:
         raise ValueError(f"loop_frames_a has {n} frames and loop_frames_b {len(req.loop_frames_b)}: one pair per loop")
-    loops = list(zip(_frames(model, req.loop_frames_a, "loop_frames_a"), _frames(model, req.loop_frames_b, "loop_frames_b"),
-                     _kind_list(req.loop_kinds, n, "loop_kinds", "loop")))
+    loops = list(zip(known_frames(model, req.loop_frames_a, "loop_frames_a"), known_frames(model, req.loop_frames_b, "loop_frames_b"),
+                     kind_list(req.loop_kinds, n, "loop_kinds", "loop")))
     if not contacts and not loops:
         raise ValueError("no constraints: give contact_frames (and contact_kinds) or loops, or set the node's "
                          "contacts.frames (for dynamics without constraints: ~/forward_dynamics)")
