@@ -272,6 +272,7 @@ def test_a_model_without_mass_has_no_centre_of_mass():
     q, v = np.array([0.3, 0.2]), np.array([1.0, -2.0])
     for call in (lambda: rd.center_of_mass(m, q), lambda: rd.center_of_mass_jacobian(m, q),
                  lambda: rd.centroidal_momentum_matrix(m, q), lambda: rd.centroidal_momentum(m, q, v),
+                 lambda: rd.centroidal_momentum_matrix(m, np.tile(q, (11, 1)), threads=1),    # lanes, then alone
                  lambda: rd.centroidal_state(m, np.tile(q, (2, 1)), np.tile(v, (2, 1)))):
         with pytest.raises(ValueError, match="the model 'bare' has no mass .*: it has no centre of mass"):
             call()

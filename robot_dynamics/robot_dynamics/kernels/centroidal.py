@@ -22,10 +22,13 @@ import numpy as np
 
 from ..layout import ARMATURE, FREE, GRAVITY, JTYPE, MIMIC, NQ, NV, PRISMATIC, REVOLUTE, VSCALE
 from .common import NONFINITE, OK, OVERFLOW, chunk, finite, ndofs, parent, usable, user_v
+from .access import at, put
+from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
 from .jit import fast, parallel, prange
-from .placements import (W_I, W_M, W_P, W_R, W_V, motion_subspace, origin, placements,
-                         placements_workspace)
-from .spatial import ZERO6, axpy, column, cross3, dot6, get6, get9, get10, inertia_times, plus, set6, set10
+from .lanes import all_lanes, lanes_count
+from .placements import (W_I, W_M, W_P, W_R, W_V, WIDTH, motion_subspace, origin, placements,
+                         placements_workspace, trig_rows)
+from .spatial import ZERO6, axpy, column, cross3, dot6, get3, get6, get9, get10, inertia_times, plus, set6, set10
 
 #: a status of these kernels: the bodies have no mass, so there is no centre of mass
 MASSLESS = 5
@@ -41,9 +44,9 @@ def sized(model, x, n):
 
 
 @fast
-def mass_and_moment(W):
+def mass_and_moment(W, l=None):
     """(m, m (c - o)): the bodies' total mass and first moment about o (`placements` summed them)."""
-    return W[0, W_M], (W[0, W_M + 1], W[0, W_M + 2], W[0, W_M + 3])
+    return at(W, 0, W_M, l), get3(W, 0, W_M + 1, l)
 
 
 @fast
@@ -133,7 +136,7 @@ def add_column(J, k, s, x):
 
 @fast
 def centroidal_matrix(model, q, A, W):
-    """The centroidal momentum matrix A (6 x nv, h_G = A v) of one state (module docstring)."""
+    """The centroidal momentum matrix A (6 x nv, h_G = A v) of one state (`momentum_columns`)."""
     if not (sized(model, q, NQ) and usable(q)):
         return NONFINITE
     status = placements(model, q, W, True)
@@ -142,23 +145,37 @@ def centroidal_matrix(model, q, A, W):
     m, moment = mass_and_moment(W)
     if not m > 0.0:
         return MASSLESS
+    momentum_columns(model, A, W, m, moment)
+    return OK
+
+
+@fast
+def momentum_columns(model, A, W, m, moment, l=None):
+    """A's columns (module docstring) from `placements` with the inertias, the bodies' total mass
+    m and first moment m (c - o); turns W's inertias into composite ones. One state, or L states
+    in lanes l (see lanes.py)."""
     r = (moment[0] / m, moment[1] / m, moment[2] / m)      # c - o
     mimic = model[-1, MIMIC] != 0.0     # then columns add up (a mimic joint's onto its leader's)
     if mimic:
-        A[:, :] = 0.0
+        A[:] = 0.0
     for j in range(model.shape[0] - 2, -1, -1):    # leaves first: j's inertia is its subtree's when j comes
-        par, g, I = parent(model, j), model[j, VSCALE], get10(W, j, W_I)
+        par, g, I = parent(model, j), model[j, VSCALE], get10(W, j, W_I, l)
         if par >= 0:
-            set10(W, par, W_I, add10(get10(W, par, W_I), I))
+            set10(W, par, W_I, add10(get10(W, par, W_I, l), I), l)
         for d in range(ndofs(model, j)):
-            F = inertia10_times(I, motion_subspace(model, W, j, d))
+            F = inertia10_times(I, motion_subspace(model, W, j, d, l))
             rf = cross3(r, (F[0], F[1], F[2]))
             col = (g * F[0], g * F[1], g * F[2], g * (F[3] - rf[0]), g * (F[4] - rf[1]), g * (F[5] - rf[2]))
             k = user_v(model, j, d)
             if mimic:
-                col = plus(col, (A[0, k], A[1, k], A[2, k], A[3, k], A[4, k], A[5, k]))
-            A[0, k], A[1, k], A[2, k], A[3, k], A[4, k], A[5, k] = col
-    return OK
+                col = plus(col, (at(A, 0, k, l), at(A, 1, k, l), at(A, 2, k, l), at(A, 3, k, l), at(A, 4, k, l),
+                                 at(A, 5, k, l)))
+            put(A, 0, k, l, col[0])
+            put(A, 1, k, l, col[1])
+            put(A, 2, k, l, col[2])
+            put(A, 3, k, l, col[3])
+            put(A, 4, k, l, col[4])
+            put(A, 5, k, l, col[5])
 
 
 @fast
@@ -267,12 +284,49 @@ def centroidal_matrix_rows(model, Q, A, status, lo, hi, W):
         status[s] = centroidal_matrix(model, Q[s], A[s], W)
 
 
+@fast
+def centroidal_matrix_lanes(model, Q, A, status, lo, hi, W, B, lanes):
+    """`centroidal_matrix` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes): each
+    block of states transposed into the lane scratch B, placed and its columns built at once,
+    then transposed back; a block with an unusable q or a failing lane runs again one state at a
+    time (`centroidal_matrix_rows` with W), which gives each state its own status."""
+    nb, nv = model.shape[0] - 1, A.shape[2]
+    WL, start = view3(B, 0, max(nb, 1) + trig_rows(nb), WIDTH, lanes)
+    AL, start = view3(B, start, 6, nv, lanes)
+    QL = view2(B, start, Q.shape[1], lanes)[0]
+    for s0 in range(lo, hi, lanes_count(lanes)):
+        n = min(lanes_count(lanes), hi - s0)
+        ok = Q.shape[1] == int(model[-1, NQ]) and gather(Q, s0, n, QL, lanes) and \
+            placements(model, QL, WL, True, lanes) == OK
+        if ok:
+            m, moment = mass_and_moment(WL, lanes)
+            ok = all_lanes(m > 0.0)
+            if ok:
+                momentum_columns(model, AL, WL, m, moment, lanes)
+                ok = finite_block(AL)
+        if ok:
+            scatter(AL, A, s0, n, lanes)
+            status[s0:s0 + n] = OK
+        else:
+            centroidal_matrix_rows(model, Q, A, status, s0, s0 + n, W)
+
+
+@fast
+def centroidal_matrix_lane_size(model, Q, A, lanes):
+    """Doubles of lane scratch `centroidal_matrix_lanes` needs: the workspace, A and q."""
+    nb = model.shape[0] - 1
+    return lanes_count(lanes) * ((max(nb, 1) + trig_rows(nb)) * WIDTH + 6 * A.shape[2] + Q.shape[1])
+
+
 @parallel
-def centroidal_matrix_batch(model, Q, A, nthreads):
+def centroidal_matrix_batch(model, Q, A, nthreads, lanes):
+    """`centroidal_matrix` over a batch on nthreads threads (a workspace each), L states at a time."""
     status = np.zeros(len(Q), np.int64)
+    size = centroidal_matrix_lane_size(model, Q, A, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        centroidal_matrix_rows(model, Q, A, status, lo, hi, placements_workspace(model))
+        centroidal_matrix_lanes(model, Q, A, status, lo, hi, placements_workspace(model), lane_scratch(size, lanes),
+                                lanes)
     return status
 
 
