@@ -115,6 +115,18 @@ def fresh(shape):
     return x.reshape(shape)
 
 
+def output(out, shape):
+    """A fresh array of `shape` (`fresh`), or `out` checked: a C-contiguous, writeable float64 array
+    of that shape (a batch into reused memory skips the cost of fresh pages)."""
+    if out is None:
+        return fresh(shape)
+    if not (type(out) is np.ndarray and out.shape == shape and out.dtype == np.float64 and out.flags.c_contiguous
+            and out.flags.writeable):
+        raise ValueError(f"out must be a C-contiguous, writeable float64 array of shape {shape}, got "
+                         + (f"{out.dtype} of shape {out.shape}" if isinstance(out, np.ndarray) else repr(type(out))))
+    return out
+
+
 class SingularMassMatrixError(ValueError):
     """Forward or hybrid dynamics met a mass matrix that is not positive definite: no unique
     acceleration answers the torques. The message names the joint and the suspect links."""

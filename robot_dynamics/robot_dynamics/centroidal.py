@@ -18,7 +18,7 @@ model's). Functions that need the centre of mass raise ValueError for a model wi
 """
 import numpy as np
 
-from .calling import F64, Direct, batch_size, drive, fresh, raise_status, vector, workspace
+from .calling import F64, Direct, batch_size, drive, output, raise_status, vector, workspace
 from .kernels import centroidal as _centroidal
 
 _COM, _JCOM = Direct(_centroidal.center_of_mass), Direct(_centroidal.com_jacobian)
@@ -67,16 +67,6 @@ def _check(model, status, inputs, massless_ok=False):
     raise_status(model, np.where(np.asarray(status) == _MASSLESS, 0, status) if massless_ok else status, inputs)
 
 
-def _output(out, shape, name="out"):
-    """A fresh array of `shape`, or `out` checked: a C-contiguous, writeable float64 array of it."""
-    if out is None:
-        return fresh(shape)
-    if not (type(out) is np.ndarray and out.shape == shape and out.dtype == np.float64 and out.flags.c_contiguous
-            and out.flags.writeable):
-        raise ValueError(f"{name} must be a C-contiguous, writeable float64 array of shape {shape}")
-    return out
-
-
 def center_of_mass(model, q, threads=None):
     """The centre of mass of the robot's bodies in the world, (3,) or (N, 3)."""
     try:        # the fast path (see _Scratch); AttributeError: no workspace yet, or q is no array
@@ -110,7 +100,7 @@ def center_of_mass_jacobian(model, q, threads=None, out=None):
         pass
     q = vector(q, model.nq, "q")
     n = batch_size(q)
-    J = _output(out, q.shape[:-1] + (3, model.nv))
+    J = output(out, q.shape[:-1] + (3, model.nv))
     status = _run("com_jacobian", model, n, threads, q, J) if n \
         else _centroidal.com_jacobian(model.packed, q, J, _scratch(model))
     _check(model, status, dict(q=q))
@@ -132,7 +122,7 @@ def centroidal_momentum_matrix(model, q, threads=None, out=None):
         pass
     q = vector(q, model.nq, "q")
     n = batch_size(q)
-    A = _output(out, q.shape[:-1] + (6, model.nv))
+    A = output(out, q.shape[:-1] + (6, model.nv))
     status = _run("centroidal_matrix", model, n, threads, q, A) if n \
         else _centroidal.centroidal_matrix(model.packed, q, A, _scratch(model))
     _check(model, status, dict(q=q))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .calling import Direct, batch_size, fresh, module_scratch, plain_state, raise_status, run, vector
+from .calling import Direct, batch_size, module_scratch, output, plain_state, raise_status, run, vector
 from .configuration import random_configuration
 from .kernels import regressor as _regressor
 
@@ -68,14 +68,7 @@ def _regressor_of(model, body, q, v, a, threads, out=None):
     v = vector(v, model.nv, "v", n)
     a = vector(a, model.nv, "a", n)
     shape = q.shape[:-1] + (model.nv, 10 * (model.nb if body < 0 else 1))
-    if out is None:
-        Y = fresh(shape)               # the kernel writes every entry, zeros included
-    elif not (isinstance(out, np.ndarray) and out.shape == shape and out.dtype == np.float64
-              and out.flags.c_contiguous and out.flags.writeable):
-        raise ValueError(f"out must be a writeable C-contiguous float64 array of shape {shape}, got "
-                         + (f"{out.dtype} of shape {out.shape}" if isinstance(out, np.ndarray) else repr(type(out))))
-    else:
-        Y = out
+    Y = output(out, shape)             # the kernel writes every entry, zeros included
     status = run(_regressor, "regressor", model, n, threads, q, v, a, body, Y) if n \
         else _regressor.regressor(model.packed, q, v, a, body, Y, module_scratch(model, _regressor))
     raise_status(model, status, dict(q=q, v=v, a=a))

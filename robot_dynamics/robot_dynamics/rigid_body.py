@@ -6,7 +6,7 @@ as rd`).
 """
 import numpy as np
 
-from .calling import (BOOL, NO_EXT, Direct, batch_size, drive, external_rows, frame_spec, fresh, plain,
+from .calling import (BOOL, NO_EXT, Direct, batch_size, drive, external_rows, frame_spec, fresh, output, plain,
                       plain_state, raise_status, vector, workspace)
 from . import kernels as K
 from .kernels import aba as _aba
@@ -67,15 +67,17 @@ def bias_forces(model, q, v, threads=None):
     return inverse_dynamics(model, q, v, np.zeros(v.shape), threads=threads)
 
 
-def mass_matrix(model, q, threads=None):
-    """M(q), joint-space inertia with armature on the diagonal (CRBA)."""
-    if plain(q, model.nq):
+def mass_matrix(model, q, threads=None, out=None):
+    """M(q), joint-space inertia with armature on the diagonal (CRBA). out: an array to fill and
+    return instead of a fresh one (nv x nv, or N x nv x nv: fresh memory is much of a large batch's
+    cost, as for the derivatives)."""
+    if out is None and plain(q, model.nq):
         M = np.empty((model.nv, model.nv))
         if not _CRBA.run(model.packed, q, M, (model.workspace or workspace(model)).crba):
             return M
     q = vector(q, model.nq, "q")
     n = batch_size(q)
-    M = fresh(q.shape[:-1] + (model.nv, model.nv))
+    M = output(out, q.shape[:-1] + (model.nv, model.nv))
     status = _batch("crba", model, n, threads, q, M) if n \
         else _crba.crba(model.packed, q, M, workspace(model).crba)
     raise_status(model, status, dict(q=q))

@@ -53,6 +53,7 @@ ALGORITHMS = {
     "frame_jacobian local_world_aligned": (lambda m, q, v, a: rd.frame_jacobian(m, q, frame_of(m)), True),
     "frame_placement": (lambda m, q, v, a: rd.frame_placement(m, q, frame_of(m)), True),
     "joint_torque_regressor": (lambda m, q, v, a: rd.joint_torque_regressor(m, q, v, a), True),
+    "centroidal_momentum_matrix": (lambda m, q, v, a: rd.centroidal_momentum_matrix(m, q), True),
     "inverse_dynamics_derivatives": (lambda m, q, v, a: np.stack(rd.inverse_dynamics_derivatives(m, q, v, a), -3),
                                      False),
     "forward_dynamics_derivatives": (lambda m, q, v, a: np.stack(rd.forward_dynamics_derivatives(m, q, v, a), -3),
@@ -151,7 +152,8 @@ def test_errors_name_the_batch_row(n):
               lambda q, v, a: rd.frame_jacobian(m, q, "left_sole_link", threads=1),
               lambda q, v, a: rd.inverse_dynamics_derivatives(m, q, v, a, threads=1),
               lambda q, v, a: rd.forward_dynamics_derivatives(m, q, v, a, threads=1),
-              lambda q, v, a: rd.joint_torque_regressor(m, q, v, a, threads=1)):
+              lambda q, v, a: rd.joint_torque_regressor(m, q, v, a, threads=1),
+              lambda q, v, a: rd.centroidal_momentum_matrix(m, q, threads=1)):
         with pytest.raises(ValueError, match=rf"quaternion .* \(batch row {row}\)"):
             f(bad_row(Q, row, 2.0, 3), V, A)
         with pytest.raises(ValueError, match=rf"q contains NaN or inf \(batch row {row}\)"):
@@ -182,3 +184,23 @@ def test_a_singular_state_is_named_among_regular_ones():
     assert np.all(np.isfinite(qdd)) and np.all(np.isfinite(t))
     with pytest.raises(SingularMassMatrixError, match=rf"\(batch row {n - 1}\)"):
         rd.hybrid_dynamics(m, q, v, known, np.zeros((n, m.nv)), tau, threads=1)
+
+
+def test_mass_matrix_into_out():
+    """mass_matrix(out=): the batch (lanes, then two threads) and a single state fill the given array
+    and return it, equal to fresh results; a wrong array is refused before anything is written."""
+    m = load_urdf(URDFS["talos"], floating_base=True)
+    Q = random_states(m, 2 * L + 3, seed=5)[0]
+    expected = rd.mass_matrix(m, Q, threads=1)
+    for threads in (1, 2):
+        out = np.full((len(Q), m.nv, m.nv), np.nan)
+        assert rd.mass_matrix(m, Q, threads=threads, out=out) is out
+        np.testing.assert_array_equal(out, expected)
+    one = np.full((m.nv, m.nv), np.nan)
+    assert rd.mass_matrix(m, Q[1], out=one) is one
+    np.testing.assert_array_equal(one, expected[1])
+    for bad in (np.zeros((len(Q), m.nv, m.nv), np.float32), np.zeros((len(Q), m.nv, m.nv + 1)),
+                np.zeros((len(Q), m.nv, 2 * m.nv))[:, :, ::2], [[0.0]]):
+        with pytest.raises(ValueError, match=rf"out must be a C-contiguous, writeable float64 array of shape "
+                                             rf"\({len(Q)}, {m.nv}, {m.nv}\)"):
+            rd.mass_matrix(m, Q, out=bad)
