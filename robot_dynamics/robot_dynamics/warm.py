@@ -1,10 +1,20 @@
 """Compile every kernel once so that numba's on-disk cache is warm (run at install).
 
-Prints the cold time (compile or cache load) and the warm time of each public function.
+Prints the cold time (compile or cache load) and the warm time of each public function. The
+compiler is single-threaded, so the work is shared by a process per core (`--jobs`): each takes the
+next family of functions not yet taken (those that share kernels, FAMILIES), and the first process
+then calls everything once more, which loads what the others compiled (and compiles anything they
+left). numba's cache is written by all of them at once: its save is made atomic across them
+(`lock_numba_cache`).
 """
 import argparse
 import copy
+import fcntl
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -118,26 +128,118 @@ def observe(model, q, v, frame):
     observer.wrench(frame)
 
 
+#: public functions that share their kernels with an earlier one: compiled in the same process
+FAMILIES = {"inverse_dynamics+wrench": "inverse_dynamics", "gravity_torques": "inverse_dynamics",
+            "time_parameterize": "inverse_dynamics", "hybrid_dynamics": "forward_dynamics",
+            "frame_placement": "frame_jacobian", "wrench_to_joint_torques": "frame_jacobian",
+            "forward_dynamics_derivatives": "inverse_dynamics_derivatives",
+            "contact_inverse_dynamics": "constrained_forward_dynamics",
+            "center_of_mass_jacobian": "center_of_mass", "centroidal_momentum_matrix": "center_of_mass",
+            "centroidal_state": "center_of_mass", "potential_energy": "center_of_mass",
+            "frame_acceleration": "frame_velocity"}
+
+
+def families(named_calls):
+    """The calls grouped by FAMILIES (each family's in their order), families in order of first call."""
+    groups = {}
+    for name, call in named_calls:
+        groups.setdefault(FAMILIES.get(name, name), []).append((name, call))
+    return list(groups.values())
+
+
+def timed(name, call, quiet):
+    """Call twice: the first compiles (or loads from the cache), the second shows the warm time."""
+    t0 = time.perf_counter()
+    call()
+    cold = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    call()
+    if not quiet:
+        print(f"  {name:26s} first call {cold * 1e3:9.1f} ms   next {1e6 * (time.perf_counter() - t0):8.1f} us",
+              flush=True)
+
+
+def compile_families(groups, claims, quiet):
+    """Each family not yet taken by another process (a file per family created in `claims`: the
+    first to create it takes it)."""
+    for k, group in enumerate(groups):
+        try:
+            os.close(os.open(os.path.join(claims, f"family-{k}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            continue
+        for name, call in group:
+            timed(name, call, quiet)
+
+
+def lock_numba_cache(folder):
+    """Make numba's cache saves atomic across the processes that compile at once. A save reads the
+    function's index, picks a data file name that is not in it, writes the data and then the index:
+    two processes saving overloads of one function (a helper every kernel calls) at the same moment
+    could pick the same name, and the index then point at the other overload's machine code. An
+    exclusive lock on a file in `folder` around each save prevents it. False (nothing changed) if
+    this numba has no such save."""
+    from numba.core import caching
+    save = getattr(getattr(caching, "IndexDataCacheFile", None), "save", None)
+    if save is None:
+        return False
+    path = os.path.join(folder, "save.lock")
+
+    def locked_save(self, key, data):
+        with open(path, "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)      # released when the file closes
+            return save(self, key, data)
+    caching.IndexDataCacheFile.save = locked_save
+    return True
+
+
+def default_jobs():
+    """A process per core this one may use, at most 4 (each compile peaks at ~1.5 GB)."""
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
 def main(argv=None):
-    """python -m robot_dynamics.warm [--quiet] [--urdf PATH]: every kernel compiled (or loaded from
-    the cache), on the bundled PUMA 560 or the URDF at PATH (an install passes its own copy)."""
+    """python -m robot_dynamics.warm [--quiet] [--urdf PATH] [--jobs N]: every kernel compiled (or
+    loaded from the cache), on the bundled PUMA 560 or the URDF at PATH (an install passes its own
+    copy), by N processes (default: a process per core, at most 4)."""
     parser = argparse.ArgumentParser(prog="python -m robot_dynamics.warm", description=__doc__.split("\n")[0])
     parser.add_argument("--quiet", action="store_true", help="print only the total time")
     parser.add_argument("--urdf", default=None, help="the robot to compile with (default: the bundled PUMA 560)")
+    parser.add_argument("--jobs", type=int, default=None, help="processes compiling at once (default: a process "
+                        "per core, at most 4)")
+    parser.add_argument("--claims", default=None, help=argparse.SUPPRESS)   # a helper process: the shared folder
     args = parser.parse_args(argv)
     quiet = args.quiet
     urdf = args.urdf or bundled_urdf()
     model, five_bar = load_urdf(urdf), load_urdf(five_bar_urdf(urdf))
+    named_calls = [*calls(model), *closed_chain_calls(five_bar)]
+    if args.claims:                     # a helper started by main below
+        if lock_numba_cache(args.claims):
+            compile_families(families(named_calls), args.claims, quiet)
+        return
+    jobs = default_jobs() if args.jobs is None else args.jobs
+    if jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {jobs}")
     total = time.perf_counter()
-    for name, call in [*calls(model), *closed_chain_calls(five_bar)]:
-        t0 = time.perf_counter()
-        call()
-        cold = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        call()
-        if not quiet:
-            print(f"  {name:26s} first call {cold * 1e3:9.1f} ms   next {1e6 * (time.perf_counter() - t0):8.1f} us")
-    print(f"kernels ready in {time.perf_counter() - total:.1f} s")
+    claims = tempfile.mkdtemp(prefix="robot_dynamics-warm-")
+    try:
+        if jobs > 1 and lock_numba_cache(claims):
+            helper = [sys.executable, "-m", "robot_dynamics.warm", "--claims", claims, *(["--quiet"] if quiet else []),
+                      *(["--urdf", args.urdf] if args.urdf else [])]
+            helpers = [subprocess.Popen(helper) for _ in range(jobs - 1)]
+            try:
+                compile_families(families(named_calls), claims, quiet)
+            finally:
+                failed = [code for code in (p.wait() for p in helpers) if code]
+            if failed:
+                print(f"robot_dynamics.warm: {len(failed)} helper process(es) failed (exit {failed}); "
+                      "what they left is compiled below")
+            if not quiet:
+                print("  every function once more (loads what the other processes compiled):")
+        for name, call in named_calls:
+            timed(name, call, quiet)
+    finally:
+        shutil.rmtree(claims, ignore_errors=True)
+    print(f"kernels ready in {time.perf_counter() - total:.1f} s ({jobs} process{'es' if jobs > 1 else ''})")
 
 
 if __name__ == "__main__":

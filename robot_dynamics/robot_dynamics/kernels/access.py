@@ -127,7 +127,7 @@ def at(A, i, c, l):
     pass
 
 
-@overload(at, inline="always")
+@overload(at)
 def _at(A, i, c, l):
     """A[i, c] of one state, or its L lanes A[i, c, 0:L] (A without a lane dimension: A[i, c],
     shared by every lane, as the model is)."""
@@ -140,7 +140,7 @@ def put(A, i, c, l, x):
     pass
 
 
-@overload(put, inline="always")
+@overload(put)
 def _put(A, i, c, l, x):
     """A[i, c] = x, lane by lane for lanes."""
     if _one_state(l):
@@ -154,7 +154,7 @@ def add(A, i, c, l, x):
     pass
 
 
-@overload(add, inline="always")
+@overload(add)
 def _add(A, i, c, l, x):
     """A[i, c] += x."""
     if _one_state(l):
@@ -168,7 +168,7 @@ def sub(A, i, c, l, x):
     pass
 
 
-@overload(sub, inline="always")
+@overload(sub)
 def _sub(A, i, c, l, x):
     """A[i, c] -= x."""
     if _one_state(l):
@@ -182,7 +182,7 @@ def first(A, i, c, l):
     pass
 
 
-@overload(first, inline="always")
+@overload(first)
 def _first(A, i, c, l):
     """A[i, c] of one state, A[i, c, 0] for lanes: a value every lane shares (a joint's unknown
     coordinates, a frame's body)."""
@@ -195,7 +195,7 @@ def first1(x, k, l):
     pass
 
 
-@overload(first1, inline="always")
+@overload(first1)
 def _first1(x, k, l):
     """x[k] of one state, x[k, 0] for lanes (see `first`)."""
     if _one_state(l) or x.ndim == 1:
@@ -207,7 +207,7 @@ def at1(x, k, l):
     pass
 
 
-@overload(at1, inline="always")
+@overload(at1)
 def _at1(x, k, l):
     """x[k] of one state's vector, or its L lanes x[k, 0:L] (x without a lane dimension: x[k])."""
     if _one_state(l) or x.ndim == 1:
@@ -219,7 +219,7 @@ def put1(x, k, l, value):
     pass
 
 
-@overload(put1, inline="always")
+@overload(put1)
 def _put1(x, k, l, value):
     if _one_state(l):
         def one(x, k, l, value):
@@ -232,7 +232,7 @@ def add1(x, k, l, value):
     pass
 
 
-@overload(add1, inline="always")
+@overload(add1)
 def _add1(x, k, l, value):
     """x[k] += value."""
     if _one_state(l):
@@ -246,7 +246,7 @@ def sub1(x, k, l, value):
     pass
 
 
-@overload(sub1, inline="always")
+@overload(sub1)
 def _sub1(x, k, l, value):
     """x[k] -= value."""
     if _one_state(l):
@@ -260,7 +260,7 @@ def matrix_at(flat, start, rows, cols, l):
     pass
 
 
-@overload(matrix_at, inline="always")
+@overload(matrix_at)
 def _matrix_at(flat, start, rows, cols, l):
     """flat[start:] as a C-contiguous rows x cols matrix, with a lane dimension for lanes (L doubles
     per entry), and the offset past it."""

@@ -230,7 +230,7 @@ def sqrt(x):
     pass
 
 
-@overload(sqrt, inline="always")
+@overload(sqrt)
 def _sqrt(x):
     if isinstance(x, LaneVec):
         return lambda x: _vsqrt(x)
@@ -241,7 +241,7 @@ def floor(x):
     pass
 
 
-@overload(floor, inline="always")
+@overload(floor)
 def _floor(x):
     if isinstance(x, LaneVec):
         return lambda x: _vfloor(x)
@@ -260,7 +260,7 @@ def all_lanes(ok):
     pass
 
 
-@overload(all_lanes, inline="always")
+@overload(all_lanes)
 def _all_lanes(ok):
     """True where every lane is (a bool: the one state is)."""
     if isinstance(ok, LaneMask):
@@ -280,7 +280,7 @@ def any_lane(x):
     pass
 
 
-@overload(any_lane, inline="always")
+@overload(any_lane)
 def _any_lane(x):
     """True where some lane is (a bool: the one state is)."""
     if isinstance(x, LaneMask):
@@ -304,7 +304,7 @@ def select(mask, a, b):
     pass
 
 
-@overload(select, inline="always")
+@overload(select)
 def _select_overload(mask, a, b):
     """a where mask, else b, lane by lane (for one state: a if mask else b)."""
     if isinstance(mask, LaneMask) or isinstance(a, LaneVec) or isinstance(b, LaneVec):
@@ -349,7 +349,7 @@ def x_count(x):
     pass
 
 
-@overload(x_count, inline="always")
+@overload(x_count)
 def _x_count(x):
     n = x.count
     return lambda x: n
@@ -359,7 +359,7 @@ def lanes_count(l):
     pass
 
 
-@overload(lanes_count, inline="always")
+@overload(lanes_count)
 def _lanes_count(l):
     """L for a Lanes marker, 1 for one state (None): a constant where the kernel compiles."""
     n = 1 if _one_state(l) else l.count
