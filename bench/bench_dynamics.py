@@ -4,7 +4,9 @@
 
 Times RNEA, ABA, CRBA and a frame Jacobian for one state (N = 1) and for batches
 (N = 100, 10000) with 1 and 2 threads, against Pinocchio called once or looped in Python
-over the batch on one thread.  Each figure is the median over several repeats, after three
+over the batch on one thread. CRBA also into a reused output (out=): a fresh talos batch of
+10000 is 115 MB of new pages, which the kernel zeroes before we write them (Pinocchio's loop
+overwrites its one data.M).  Each figure is the median over several repeats, after three
 warm-up calls: on this VM the first calls that return large fresh arrays ran up to 10x slower
 (talos crba, 115 MB a call).  Then times the kernel start (import + first call) in fresh
 processes, with numba's on-disk cache as it is (warm) and with an empty cache (cold, recompiles).
@@ -40,8 +42,9 @@ SAME_MODEL = ("panda, mimic removed", CASES[0][1], False, "panda_hand", ("aba",)
 BATCHES = (100, 10000)
 REPEATS = {1: 9, 100: 21, 10000: 11}
 #: issue 25's targets: Pinocchio's loop / ours, one thread, a batch of 10000
-GOALS = {("panda", "rnea"): 10, ("panda", "aba"): 6, ("panda", "crba"): 6, ("panda", "frame_jacobian"): 8,
-         ("talos", "rnea"): 7, ("talos", "aba"): 6, ("talos", "crba"): 4}
+GOALS = {("panda", "rnea"): 10, ("panda", "aba"): 6, ("panda", "crba"): 6, ("panda", "crba, into out="): 6,
+         ("panda", "frame_jacobian"): 8, ("talos", "rnea"): 7, ("talos", "aba"): 6, ("talos", "crba"): 4,
+         ("talos", "crba, into out="): 4}
 SINGLE_LOOP = 1000  # calls per timed repeat for N = 1
 
 
@@ -67,6 +70,13 @@ def algorithms(model, urdf, floating, frame):
     assert (model.nq, model.nv) == (pmodel.nq, pmodel.nv), (model.nq, model.nv, pmodel.nq, pmodel.nv)
     amodel = pin_model(urdf, floating, False) if model.has_mimic else pmodel
     data, adata, fid = pin.Data(pmodel), pin.Data(amodel), pmodel.getFrameId(frame)
+    buffers = {}
+
+    def reused(shape):
+        """An output array per shape, written once before (mass_matrix(out=): no fresh pages)."""
+        if shape not in buffers:
+            buffers[shape] = np.zeros(shape)
+        return buffers[shape]
     return {
         "rnea": (lambda q, v, a, t=None: rd.inverse_dynamics(model, q, v, a, threads=t),
                  lambda q, v, a: pin.rnea(pmodel, data, q, v, a), 0),
@@ -74,6 +84,9 @@ def algorithms(model, urdf, floating, frame):
                 lambda q, v, a: pin.aba(amodel, adata, q, v, a), amodel.nv - model.nv),
         "crba": (lambda q, v, a, t=None: rd.mass_matrix(model, q, threads=t),
                  lambda q, v, a: pin.crba(pmodel, data, q), 0),
+        "crba, into out=": (lambda q, v, a, t=None: rd.mass_matrix(
+            model, q, threads=t, out=reused(q.shape[:-1] + (model.nv, model.nv))),
+            lambda q, v, a: pin.crba(pmodel, data, q), 0),
         "frame_jacobian": (lambda q, v, a, t=None: rd.frame_jacobian(model, q, frame, threads=t),
                            lambda q, v, a: pin.computeFrameJacobian(pmodel, data, q, fid, pin.LOCAL_WORLD_ALIGNED), 0),
     }

@@ -24,7 +24,7 @@ with open(os.path.join(here, "package.xml")) as f:
 
 class InstallAndCompile(install):
     """`install`, then compile the installed kernels into numba's cache beside them (python -m
-    robot_dynamics.warm, ~1.5 min on 2 cores), so that the node's first start and first answers do
+    robot_dynamics.warm, ~2.5 min on 2 cores), so that the node's first start and first answers do
     not wait for the compiler. Only for an install into a prefix (colcon build, setup.py install):
     not when a wheel is built (install then writes a staging folder, and the cache is per source
     path). ROBOT_DYNAMICS_NO_COMPILE=1 skips it; a failure only warns (the kernels then compile on

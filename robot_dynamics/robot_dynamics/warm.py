@@ -208,6 +208,8 @@ def main(argv=None):
                         "per core, at most 4)")
     parser.add_argument("--claims", default=None, help=argparse.SUPPRESS)   # a helper process: the shared folder
     args = parser.parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
     quiet = args.quiet
     urdf = args.urdf or bundled_urdf()
     model, five_bar = load_urdf(urdf), load_urdf(five_bar_urdf(urdf))
@@ -217,8 +219,6 @@ def main(argv=None):
             compile_families(families(named_calls), args.claims, quiet)
         return
     jobs = default_jobs() if args.jobs is None else args.jobs
-    if jobs < 1:
-        parser.error(f"--jobs must be at least 1, got {jobs}")
     total = time.perf_counter()
     claims = tempfile.mkdtemp(prefix="robot_dynamics-warm-")
     try:
