@@ -91,12 +91,21 @@ def transpose_tile(typingctx, src, r0, c0, dst, d0, e0, lanes):
 
 
 # --- the accessors: W[i, c] and q[k] for one state, W[i, c, 0:L] and q[k, 0:L] for lanes ---------
-def _element_pointer(context, builder, aryty, ary, indices, types_):
-    """Pointer to ary[indices..., 0]."""
+def _element_pointer(context, builder, aryty, ary, indices, types_, count):
+    """Pointer to ary[indices..., 0] of a lane array (its last dimension is the `count` lanes).
+
+    That last dimension is the constant L, not the shape read at run time: LLVM then knows
+    W[i, c, :] and W[i, c', :] apart (constant offsets in a row), as it knows W[i, c] and W[i, c']
+    in the scalar code, so both paths reuse the same loads and products, and fuse the same
+    multiply-adds (`contract`: a product with two uses is not fused). With the run-time stride the
+    lane code reloaded the inertia after storing h = I v and fused m v_0 there, the scalar code
+    shared it with Idot: the derivatives differed in the last bit (now bitwise equal)."""
     arr = context.make_array(aryty)(context, builder, ary)
     inds = [context.cast(builder, x, t, types.intp) for x, t in zip(indices, types_)]
     inds.append(ir.Constant(ir.IntType(64), 0))
-    return cgutils.get_item_pointer2(context, builder, arr.data, cgutils.unpack_tuple(builder, arr.shape),
+    shape = cgutils.unpack_tuple(builder, arr.shape)
+    shape[-1] = ir.Constant(ir.IntType(64), count)      # constant lane stride: same alias facts as scalar code
+    return cgutils.get_item_pointer2(context, builder, arr.data, shape,
                                      cgutils.unpack_tuple(builder, arr.strides), aryty.layout, inds)
 
 
@@ -105,7 +114,8 @@ def _load(typingctx, A, index, l):
     """The L doubles at A[index..., 0:L] (index a tuple of integers)."""
     def codegen(context, builder, sig, args):
         idx_types = list(sig.args[1])
-        ptr = _element_pointer(context, builder, sig.args[0], args[0], cgutils.unpack_tuple(builder, args[1]), idx_types)
+        ptr = _element_pointer(context, builder, sig.args[0], args[0], cgutils.unpack_tuple(builder, args[1]), idx_types,
+                               sig.return_type.count)
         vt = ir.VectorType(ir.DoubleType(), sig.return_type.count)
         return builder.load(builder.bitcast(ptr, vt.as_pointer()), align=8)
     return LaneVec(l.count)(A, index, l), codegen
@@ -116,7 +126,7 @@ def _store(typingctx, A, index, l, x):
     """A[index..., 0:L] = x (a number: in every lane)."""
     def codegen(context, builder, sig, args):
         ptr = _element_pointer(context, builder, sig.args[0], args[0], cgutils.unpack_tuple(builder, args[1]),
-                               list(sig.args[1]))
+                               list(sig.args[1]), sig.args[2].count)
         value = context.cast(builder, args[3], sig.args[3], LaneVec(sig.args[2].count))
         builder.store(value, builder.bitcast(ptr, value.type.as_pointer()), align=8)
         return context.get_dummy_value()
