@@ -71,8 +71,8 @@ def mass_matrix(model, q, threads=None, out=None):
     """M(q), joint-space inertia with armature on the diagonal (CRBA). out: an array to fill and
     return instead of a fresh one (nv x nv, or N x nv x nv: fresh memory is much of a large batch's
     cost, as for the derivatives)."""
-    if out is None and plain(q, model.nq):
-        M = np.empty((model.nv, model.nv))
+    if plain(q, model.nq):
+        M = np.empty((model.nv, model.nv)) if out is None else output(out, (model.nv, model.nv))
         if not _CRBA.run(model.packed, q, M, (model.workspace or workspace(model)).crba):
             return M
     q = vector(q, model.nq, "q")
