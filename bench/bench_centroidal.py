@@ -15,7 +15,7 @@ first. Within each repeat ours and Pinocchio's are timed in turn; each figure is
 repeats, each ratio the median of the per-repeat ratios, so that the slow spells of this shared
 2-core VM hit both sides.
 
-Targets (issue 24): a single call no slower than Pinocchio's for center_of_mass,
+Targets: a single call no slower than Pinocchio's for center_of_mass,
 center_of_mass_jacobian and centroidal_momentum_matrix; their batches of 10000 at least 3x faster
 than Pinocchio's loop on one thread.
 """

@@ -220,7 +220,7 @@ def goals(rows):
     """Issue 25's targets against this run: the derivatives of RNEA and ABA at least 3x faster than
     Pinocchio's loop on one thread, a batch of 10000 (panda without its mimic finger is the model
     Pinocchio's derivatives take; ours with it beside it)."""
-    lines = [f"Goals (issue 25), this run; {lane_line()}; load average {os.getloadavg()[0]:.2f}",
+    lines = [f"Batch goals, this run; {lane_line()}; load average {os.getloadavg()[0]:.2f}",
              "| case | target | Pinocchio's loop / ours, 1 thread into out= | fresh outputs | 2 threads into out= "
              "| two threads over one (out=) | met |", "|---|---:|---:|---:|---:|---:|---|"]
     for label, n, t, ref, x in rows:

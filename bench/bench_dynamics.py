@@ -41,7 +41,7 @@ CASES = [  # name, urdf, floating base, frame
 SAME_MODEL = ("panda, mimic removed", CASES[0][1], False, "panda_hand", ("aba",))
 BATCHES = (100, 10000)
 REPEATS = {1: 9, 100: 21, 10000: 11}
-#: issue 25's targets: Pinocchio's loop / ours, one thread, a batch of 10000
+#: the batch targets: Pinocchio's loop / ours, one thread, a batch of 10000
 GOALS = {("panda", "rnea"): 10, ("panda", "aba"): 6, ("panda", "crba"): 6, ("panda", "crba, into out="): 6,
          ("panda", "frame_jacobian"): 8, ("talos", "rnea"): 7, ("talos", "aba"): 6, ("talos", "crba"): 4,
          ("talos", "crba, into out="): 4}
@@ -179,7 +179,7 @@ def main():
     with tempfile.TemporaryDirectory() as fresh:
         print("cold numba cache:", kernel_start(fresh))
     print("\n" + markdown(rows))
-    print(f"\nGoals (issue 25), this run; {lane_line()}; load average {os.getloadavg()[0]:.2f}")
+    print(f"\nBatch goals, this run; {lane_line()}; load average {os.getloadavg()[0]:.2f}")
     print(goal_table(GOALS, results))
 
 

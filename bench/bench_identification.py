@@ -207,7 +207,7 @@ def main():
     bench_identification()
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
     print("\n" + markdown(rows, observer_rows))
-    print(f"\nGoal (issue 25): the regressor at least 6x faster than Pinocchio's loop, one thread, a batch of "
+    print(f"\nGoal: the regressor at least 6x faster than Pinocchio's loop, one thread, a batch of "
           f"10000; {lane_line()}")
     print("| robot | Pinocchio's loop / ours, fresh output | into out= | met (either) |\n|---|---:|---:|---|")
     for robot, alg, n, t1, t2, ref, ratio, floor, t3, r3 in rows:

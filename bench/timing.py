@@ -53,7 +53,7 @@ def lane_line():
 
 
 def goal_table(goals, results):
-    """Markdown of the batch goals of issue 25 against this run: goals {(robot, algorithm): target
+    """Markdown of the batch goals (one thread, 10000 states) against this run: goals {(robot, algorithm): target
     speed-up}, results {(robot, algorithm): (1-thread ratios, 2-thread ratios, 1-thread µs, 2-thread µs)}
     with the per-repeat ratios of Pinocchio's loop to ours (median and spread)."""
     lines = ["| robot | algorithm | target (1 thread) | Pinocchio's loop / ours, 1 thread [spread] | 2 threads "

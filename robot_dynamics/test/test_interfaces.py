@@ -219,7 +219,7 @@ EXPECTED = {
         'efforts': F64_SEQ,
         'constraint_wrenches': WRENCHES,
     },
-    # issue 22: trajectories
+    # trajectories
     'TimeParameterize.Request': {'waypoints': 'trajectory_msgs/JointTrajectory', 'velocity_scaling': 'double',
                                  'acceleration_scaling': 'double', 'effort_scaling': 'double',
                                  'velocity_limits': F64_SEQ, 'acceleration_limits': F64_SEQ,

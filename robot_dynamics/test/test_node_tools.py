@@ -1,4 +1,4 @@
-"""The rough edges a new user hit with the real ros2 tools (issue 21), each as the node's behaviour over
+"""The rough edges a new user hit with the real ros2 tools, each as the node's behaviour over
 real DDS (test/rosnode.py: node and client in separate processes):
 
 - the first answers came only after numba compiled (13 s): every answer after the "ready" line runs
@@ -98,7 +98,7 @@ def test_every_answer_after_the_ready_line_runs_code_compiled_before_it(client, 
         for frame_reference in ("", "world", "local"):
             call_ok(client, WrenchToJointTorques, f"{node.ns}/wrench_to_joint_torques", positions=q, frame="tool0",
                     reference=frame_reference)
-        # the trajectory services (issue 22): a time-optimal timing, and its check along its quintic interpolation
+        # the trajectory services: a time-optimal timing, and its check along its quintic interpolation
         waypoints = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(positions=list(map(float, w)))
                                                                for w in (zeros, q, np.array(q) * -0.5)])
         timed = call_ok(client, TimeParameterize, f"{node.ns}/time_parameterize", waypoints=waypoints,

@@ -1,4 +1,4 @@
-"""The node's trajectories over real DDS (issue 22, section 2): ~/reference followed in time with
+"""The node's trajectories over real DDS: ~/reference followed in time with
 joint_trajectory_controller's semantics, the published feedforward equal to control.computed_torque at
 rd.sample_trajectory(..., t = the joint_states stamp - the start), for each interpolation kind, a start in
 the future, a replacement mid-way, a cancel, a refused trajectory and sim time; ~/time_parameterize and

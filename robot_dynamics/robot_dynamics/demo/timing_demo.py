@@ -1,4 +1,4 @@
-"""Timing demo (`make demo-timing`): a planned path becomes a trajectory the arm can deliver (issue 22).
+"""Timing demo (`make demo-timing`): a planned path becomes a trajectory the arm can deliver.
 
 The PUMA 560 carries 3 kg on tool0 (sim_arm and the node both know it); its MuJoCo actuators saturate at
 the URDF effort limits, as real drives do. A path through WAYPOINTS (the natural cubic spline of
