@@ -1,7 +1,6 @@
 """Command line: `robot-dynamics info|torques|demo` (also `python -m robot_dynamics.cli`)."""
 import argparse
 import math
-import os
 import re
 import sys
 
@@ -26,11 +25,8 @@ TIP_WRENCH = [0.0, 0.0, -10.0, 0.0, 0.0, 0.0]   # 10 N downward force at the too
 
 
 def _load(args):
-    """URDF argument: a file, an XML string, or the short name of a bundled model."""
-    source = args.urdf
-    if source in MODELS and not os.path.exists(source):
-        source = bundled_urdf(source)
-    return load_urdf(source, floating_base=getattr(args, "floating_base", False),
+    """URDF argument: a file, an XML string, or the short name of a bundled model (load_urdf takes all three)."""
+    return load_urdf(args.urdf, floating_base=getattr(args, "floating_base", False),
                      root=getattr(args, "root", None), tip=getattr(args, "tip", None),
                      strict=getattr(args, "strict", False))
 

@@ -50,6 +50,14 @@ def bundled_urdf(name=DEFAULT_MODEL):
     return os.path.join(urdf_dir(), MODELS[name])
 
 
+def urdf_file(source):
+    """The file a URDF argument names: `source` if it is a file, else the bundled model it names by
+    short name (MODELS), else None."""
+    if os.path.isfile(source):
+        return source
+    return bundled_urdf(source) if source in MODELS else None
+
+
 def version():
     """The package's version: package.xml's, the one place it is written (setup.py reads it too)."""
     for root in _package_roots():

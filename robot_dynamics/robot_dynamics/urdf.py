@@ -9,7 +9,6 @@ above upper, a mimic of a joint the model does not have).
 """
 import logging
 import math
-import os
 import re
 import xml.etree.ElementTree as ET
 from xml.parsers import expat
@@ -18,6 +17,7 @@ import numpy as np
 
 from .model import (FREE, PLANAR, PRISMATIC, REVOLUTE, Frame, Joint, Model, inertia_about_origin,
                     transform_inertia)
+from .resources import MODELS, urdf_file
 
 log = logging.getLogger("robot_dynamics.urdf")
 
@@ -141,14 +141,15 @@ def inertia_problem(mass, inertia):
 
 
 def urdf_text(source):
-    """The URDF XML of a path (.urdf, or .xacro expanded) or of an XML string (returned as is)."""
+    """The URDF XML of a path (.urdf, .xacro expanded), XML text (as is) or a bundled robot's name."""
     if source.lstrip("\ufeff \t\r\n").startswith("<"):
         return source
-    if not os.path.isfile(source):
-        raise URDFError(f"no such URDF file: {source!r}")
-    if source.endswith(".xacro"):
-        return _run_xacro(source)
-    with open(source, "rb") as fh:     # TinyXML reads bytes: a stray Latin-1 byte in a comment is no error
+    path = urdf_file(source)
+    if path is None:
+        raise URDFError(f"no such URDF file: {source!r} (nor a bundled robot: {', '.join(MODELS)})")
+    if path.endswith(".xacro"):
+        return _run_xacro(path)
+    with open(path, "rb") as fh:     # TinyXML reads bytes: a stray Latin-1 byte in a comment is no error
         return fh.read().decode("utf-8", errors="replace")
 
 
@@ -204,7 +205,7 @@ class _Joint:
 
 
 def load_urdf(source, floating_base=False, root=None, tip=None, gravity=None, strict=False):
-    """Build a Model from a URDF path, a .xacro path or a URDF XML string.
+    """Build a Model from a URDF or .xacro path, URDF XML, or a bundled robot's name ("puma560").
 
     floating_base: give the root link a floating joint `root_joint` (q: x y z qx qy qz qw,
     v: linear, angular in the base frame), the same as a URDF `floating` joint from a world

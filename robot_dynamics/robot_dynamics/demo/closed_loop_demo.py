@@ -14,19 +14,17 @@ Every run starts fresh processes with this Python, the setup of launch/demo.laun
 used, the robot_dynamics node. This process is the effort controller and the recorder. It prints a
 table of the maximum joint errors and writes a PNG of joint errors and efforts.
 """
-import argparse
 import os
 import sys
 
 import numpy as np
-import rclpy
 from matplotlib.figure import Figure
-from rclpy.signals import SignalHandlerOptions
 
 from ..urdf import load_urdf
 from . import interrupt
 from .harness import (CONTROLLER, GOAL_POSE, HOLD_TIME, MOVE_TIME, SETTLE_TIME, START_POSE, URDF,  # noqa: F401
                       Run, pd_gains, quintic, record)
+from .processes import RosSession, arguments, output_path
 
 
 def hold_start(t):
@@ -76,13 +74,10 @@ def plot(recordings, path):
 def main(argv=None, signals_received=()):
     """The demo; signals_received: SIGINT / SIGTERM the executable's first lines caught (interrupt.py).
     Exit code 0, or 130 (143) after Ctrl-C (SIGTERM) with every process it started stopped."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output", default=os.path.join("out", "closed_loop_demo.png"),
-                        help="PNG to write (default: %(default)s)")
+    parser = arguments(__doc__, "closed_loop_demo.png")
     args = parser.parse_args(argv)
     interrupt.catch(signals_received)
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C: interrupt.check() in the loops
-    try:
+    with RosSession() as ros:
         interrupt.check()
         from . import external_demo     # imports mujoco (see interrupt.py)
         model = load_urdf(URDF)
@@ -91,18 +86,14 @@ def main(argv=None, signals_received=()):
         recordings = [record(run, model, kp, kd, show_progress=True) for run in scenario_runs()]
         payload = external_demo.payload_scenario(show_progress=True)
         push = external_demo.push_scenario(show_progress=True)
-    except KeyboardInterrupt:
-        print("\ninterrupted: every process stopped")
-        return interrupt.exit_code()
-    finally:
-        rclpy.try_shutdown()
+    if ros.exit_code:
+        return ros.exit_code
     print(table(recordings, kp, kd))
     print()
     print(external_demo.payload_table(payload))
     print()
     print(external_demo.push_table(push))
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    plot(recordings, args.output)
+    plot(recordings, output_path(args.output))
     external_output = external_demo.plot_path(args.output)
     external_demo.plot(payload, push, external_output)
     print(f"plots: {os.path.abspath(args.output)}, {os.path.abspath(external_output)}")

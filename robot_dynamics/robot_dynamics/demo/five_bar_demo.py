@@ -17,24 +17,19 @@ gains. The tracking error is the end point's, as MuJoCo puts it (sim_five_bar's 
 Every run starts fresh processes with this Python (sim_five_bar in lockstep, the node where used);
 this process is the effort controller and the recorder; it prints a table and writes a PNG.
 """
-import argparse
 import os
 import sys
-from contextlib import ExitStack
 from dataclasses import dataclass
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import PointStamped
 from matplotlib.figure import Figure
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.signals import SignalHandlerOptions
 
 from . import interrupt
 from .five_bar import (BANDWIDTH, CIRCLE_RADIUS, CIRCLE_TIME, HOLD_POSE, LOOPS, MOTORS, SETTLE_TIME, URDF,
                        circle_motors, circle_point, end_point, pd_gains)
-from .harness import (CONTROLLER, STEP_NS, EffortController, Progress, Run, StallWatch, check_alive, running,
-                      spin_step, nanoseconds, yaml_list)
+from .harness import CONTROLLER, STEP_NS, EffortController, Run, nanoseconds, yaml_list
+from .processes import RosSession, arguments, drive, output_path
 
 HOLD_TIME = 5.0          # s of sim time per scenario-1 run
 DRIFT_TARGET = 1e-3      # rad: the motors move less than this over HOLD_TIME on the node's gravity torques
@@ -113,29 +108,12 @@ def record(run, kp, kd, show_progress=False):
     """One run in closed loop until `run.duration` of sim time; its Recording. The robot stays paused
     until the first command; the node is started once this process hears the robot."""
     controller = Controller(run, kp, kd)
-    executor = SingleThreadedExecutor()
-    executor.add_node(controller)
-    progress = Progress(run, show_progress)
-    node = node_command(run)
-    try:
-        with ExitStack() as stack:
-            children = [stack.enter_context(running(sim_command(run)))]
-            stall = StallWatch(run.name)
-            while controller.sim_time < run.duration or not controller.points \
-                    or controller.points[-1][0] < run.duration:
-                spin_step(executor)
-                check_alive(children)
-                if node and controller.samples and len(children) == 1:
-                    children.append(stack.enter_context(running(node)))
-                stall.update(controller.sim_time)
-                progress.show(controller.sim_time)
-    finally:
-        executor.shutdown()
-        controller.destroy_node()
-    progress.done(controller.sim_time)
+    _, real_time_factor = drive(run, controller, sim_command(run), node_command(run), lambda: controller.samples,
+                                lambda: controller.sim_time >= run.duration and controller.points
+                                and controller.points[-1][0] >= run.duration, show_progress)
     t, q, effort = (np.array(column) for column in zip(*controller.samples))
     tp, point = (np.array(column) for column in zip(*controller.points))
-    return Recording(run, t, q, effort, tp, point, progress.real_time_factor(controller.sim_time))
+    return Recording(run, t, q, effort, tp, point, real_time_factor)
 
 
 def table(recordings, kp, kd):
@@ -195,28 +173,21 @@ def plot(recordings, path):
 def main(argv=None, signals_received=()):
     """The demo; signals_received: SIGINT / SIGTERM the executable's first lines caught (interrupt.py).
     Exit code 0, or 130 (143) after Ctrl-C (SIGTERM) with every process it started stopped."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output", default=os.path.join("out", "five_bar_demo.png"),
-                        help="PNG to write (default: %(default)s)")
+    parser = arguments(__doc__, "five_bar_demo.png")
     parser.add_argument("--hold-time", type=float, default=HOLD_TIME, help="s of sim time per hold run "
                                                                            "(default: %(default)s)")
     args = parser.parse_args(argv)
     interrupt.catch(signals_received)
     from ..urdf import load_urdf
     kp, kd = pd_gains(load_urdf(URDF))
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C: interrupt.check() in the loops
-    try:
+    with RosSession() as ros:
         interrupt.check()
         print(f"five-bar: robot_dynamics node + sim_five_bar (MuJoCo, 1 kHz) on {URDF}")
         recordings = [record(run, kp, kd, show_progress=True) for run in scenario_runs(args.hold_time)]
-    except KeyboardInterrupt:
-        print("\ninterrupted: every process stopped")
-        return interrupt.exit_code()
-    finally:
-        rclpy.try_shutdown()
+    if ros.exit_code:
+        return ros.exit_code
     print(table(recordings, kp, kd))
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    plot(recordings, args.output)
+    plot(recordings, output_path(args.output))
     print(f"plot: {os.path.abspath(args.output)}")
     return 0
 

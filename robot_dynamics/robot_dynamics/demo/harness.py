@@ -1,25 +1,20 @@
-"""The arm demos' harness (closed_loop_demo, external_demo, legged_demo): the PUMA 560 setup and
-its targets, quintic references, this process as the effort controller and recorder of a run,
-the child processes (sim_arm, sim_legged, the robot_dynamics node) started and stopped, and the
-loops that watch for a Ctrl-C (interrupt.py) and a stalled simulation.
+"""The arm demos' harness (closed_loop_demo, external_demo, timing_demo; five_bar_demo reuses its
+controller): the PUMA 560 setup and its targets, quintic references, this process as the effort
+controller and recorder of a run, the commands of sim_arm and the robot_dynamics node, and one
+run recorded (the loop itself, the processes and Ctrl-C: processes.py).
 
 Every run starts fresh processes with this Python, the setup of launch/demo.launch.py: sim_arm (in
 lockstep: each physics step waits for the command answering the state before it) and, where used,
 the robot_dynamics node.
 """
-import signal
-import subprocess
 import sys
-import tempfile
 import time
-from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.srv import GetParameters
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import parameter_value_to_python
 from rclpy.time import Time
@@ -32,7 +27,7 @@ from robot_dynamics_interfaces.srv import IdentifyPayload
 
 from .. import dynamics as rd
 from ..resources import bundled_urdf
-from . import interrupt
+from .processes import drive, spin_until
 
 URDF = bundled_urdf("puma560")
 CONTROLLER = "effort_controller"
@@ -43,8 +38,6 @@ MOVE_TIME = 2.0       # s of the quintic move, then SETTLE_TIME at the goal
 SETTLE_TIME = 0.5
 BANDWIDTH = 10.0      # rad/s: PD gains Kp = M_ii w^2, Kd = 2 M_ii w (critically damped joints at START_POSE)
 STEP_NS = 1_000_000   # sim_arm's physics step, 1 kHz
-STALL_TIMEOUT = 60.0  # s of wall time without sim time advancing (start-up included) before a run fails
-STOP_TIMEOUT = 5.0    # s a child gets to exit after SIGINT before it is killed
 SERVICE_TIMEOUT = 10.0  # s for the node's get_parameters to come up and answer
 
 
@@ -247,63 +240,6 @@ def node_command(run):
     return command if run.command in ("feedforward+pd", "gravity+pd", "trajectory+pd") else None
 
 
-@contextmanager
-def running(command):
-    """Start a command with its output in a temporary log; stop it on leaving, also on errors and
-    Ctrl-C (SIGINT, then SIGKILL after STOP_TIMEOUT). Yields (process, log)."""
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            yield process, log
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGINT)
-            try:
-                process.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-SPIN_STEP = 0.05      # s: the longest a loop of this process waits before it looks at a Ctrl-C again
-
-
-def spin_step(executor):
-    """One spin of the executor (waiting at most SPIN_STEP s), then a Ctrl-C taken (interrupt.py)."""
-    executor.spin_once(timeout_sec=SPIN_STEP)
-    interrupt.check()
-
-
-def spin_until(executor, done, deadline, failure):
-    """spin_step until done() or, past the monotonic deadline, RuntimeError(failure)."""
-    while not done():
-        if time.monotonic() > deadline:
-            raise RuntimeError(failure)
-        spin_step(executor)
-
-
-class StallWatch:
-    """Fails a run whose sim time has not advanced for STALL_TIMEOUT s of wall time."""
-
-    def __init__(self, name):
-        self.name, self.since, self.time = name, time.monotonic(), 0.0
-
-    def update(self, sim_time):
-        if sim_time > self.time:
-            self.since, self.time = time.monotonic(), sim_time
-        elif time.monotonic() - self.since > STALL_TIMEOUT:
-            raise RuntimeError(f"{self.name}: sim time stuck at {self.time:.3f} s for {STALL_TIMEOUT:g} s")
-
-
-def check_alive(children):
-    for process, log in children:
-        if process.poll() is not None:
-            log.seek(0)
-            output = log.read().decode(errors="replace")[-3000:]
-            name = " ".join(process.args[1:3])
-            raise RuntimeError(f"{name} exited with code {process.returncode}:\n{output}")
-
-
 def record(run, model, kp, kd, show_progress=False):
     """Run one scenario in closed loop until `run.duration` of sim time (and, with run.identify,
     until the node answered); return its Recording. The arm starts paused; the node (if used) is
@@ -311,39 +247,23 @@ def record(run, model, kp, kd, show_progress=False):
     joints = list(model.joint_names)
     kp, kd = run.gains or (kp, kd)
     controller = EffortController(run, joints, kp, kd)
-    executor = SingleThreadedExecutor()
-    executor.add_node(controller)
-    progress = Progress(run, show_progress)
-    node = node_command(run)
-    payload = None
-    try:
-        with ExitStack() as stack:
-            children = [stack.enter_context(running(sim_command(joints, run.sim)))]
-            stall = StallWatch(run.name)
-            while controller.sim_time < run.duration or not identified(controller):
-                spin_step(executor)
-                check_alive(children)
-                if node and controller.samples and len(children) == 1:
-                    children.append(stack.enter_context(running(node)))
-                if run.identify and controller.identify_future is None and len(children) == 2 \
-                        and controller.identify_client.service_is_ready():
-                    controller.identify_future = controller.identify_client.call_async(
-                        IdentifyPayload.Request(**run.identify))
-                stall.update(controller.sim_time)
-                if controller.sim_time > run.duration + IDENTIFY_TIMEOUT:
-                    raise RuntimeError(f"{run.name}: no answer from ~/identify_payload {IDENTIFY_TIMEOUT:g} s of "
-                                       "sim time after the run")
-                progress.show(controller.sim_time)
-            if run.identify:
-                payload = node_parameters(controller, executor, PAYLOAD_PARAMETERS)
-    finally:
-        executor.shutdown()
-        controller.destroy_node()
-    progress.done(controller.sim_time)
+
+    def step(executor, children):
+        if run.identify and controller.identify_future is None and len(children) == 2 \
+                and controller.identify_client.service_is_ready():
+            controller.identify_future = controller.identify_client.call_async(IdentifyPayload.Request(**run.identify))
+        if controller.sim_time > run.duration + IDENTIFY_TIMEOUT:
+            raise RuntimeError(f"{run.name}: no answer from ~/identify_payload {IDENTIFY_TIMEOUT:g} s of "
+                               "sim time after the run")
+
+    payload, real_time_factor = drive(
+        run, controller, sim_command(joints, run.sim), node_command(run), lambda: controller.samples,
+        lambda: controller.sim_time >= run.duration and identified(controller), show_progress, step,
+        (lambda executor: node_parameters(controller, executor, PAYLOAD_PARAMETERS)) if run.identify else None)
     t, q, effort = (np.array(column) for column in zip(*controller.samples))
     external = {topic: tuple(np.array(column) for column in zip(*values)) if values else (np.array([]), np.array([]))
                 for topic, values in controller.external.items()}
-    return Recording(run, joints, t, q, effort, progress.real_time_factor(controller.sim_time), external or None,
+    return Recording(run, joints, t, q, effort, real_time_factor, external or None,
                      controller.identify_future.result() if run.identify else None, payload)
 
 
@@ -366,35 +286,3 @@ def node_parameters(controller, executor, names):
     future = client.call_async(GetParameters.Request(names=list(names)))
     spin_until(executor, future.done, deadline, "no answer from the node's get_parameters")
     return {name: parameter_value_to_python(value) for name, value in zip(names, future.result().values)}
-
-
-class Progress:
-    """One status line per run: start-up, then sim time and real-time factor (updated in place on a
-    terminal)."""
-
-    def __init__(self, run, enabled):
-        self.run, self.enabled = run, enabled
-        self.start, self.started, self.shown = time.monotonic(), None, 0.0
-        self.interactive = sys.stdout.isatty()
-        self.print("starting processes")
-
-    def real_time_factor(self, sim_time):
-        return sim_time / (time.monotonic() - self.started) if self.started else 0.0
-
-    def print(self, text, final=False):
-        if self.enabled and (final or self.interactive):
-            print(f"\r  {self.run.name:<32} {text:<60}", end="\n" if final else "", flush=True)
-
-    def show(self, sim_time):
-        now = time.monotonic()
-        if sim_time > 0 and self.started is None:
-            self.started = now
-        if now - self.shown >= 0.25:
-            self.shown = now
-            self.print(f"sim time {sim_time:5.2f} / {self.run.duration:.2f} s   real-time factor "
-                       f"{self.real_time_factor(sim_time):.2f}" if self.started
-                       else f"waiting for the loop to close ({now - self.start:.1f} s)")
-
-    def done(self, sim_time):
-        self.print(f"done: {sim_time:.2f} s of sim time, "
-                   f"real-time factor {self.real_time_factor(sim_time):.2f}", final=True)

@@ -186,11 +186,7 @@ def figures(folder):
         ax[1].plot(t if len(x) == len(t) else tb, 100 * np.linalg.norm(x - x[0], axis=1) / n0, label=label)
     ax[1].set_ylabel("|L(t) - L(0)| / |L(0)| [%]")
     ax[1].set_xlabel("time [s]")
-    ax[1].legend(fontsize=8)
-    fig.tight_layout()
-    box = os.path.join(folder, "kajita_box.png")
-    fig.savefig(box, dpi=110)
-    plt.close(fig)
+    box = save(plt, fig, ax[1], os.path.join(folder, "kajita_box.png"))
 
     t, p, R = simulate_top("rk4")
     tb, pb, Rb, _, _ = book_top()
@@ -214,12 +210,16 @@ def figures(folder):
     ax[1].set_xlabel("x [m]")
     ax[1].set_ylabel("y [m]")
     ax[1].set_title("the shaft's upper end precesses (top view)")
-    ax[1].legend(fontsize=8)
+    return box, save(plt, fig, ax[1], os.path.join(folder, "kajita_top.png"))
+
+
+def save(plt, fig, legend_axis, path):
+    """The figure with the last axis' legend, laid out, written to path and closed; returns path."""
+    legend_axis.legend(fontsize=8)
     fig.tight_layout()
-    top = os.path.join(folder, "kajita_top.png")
-    fig.savefig(top, dpi=110)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
-    return box, top
+    return path
 
 
 def main(argv=None):

@@ -22,25 +22,21 @@ robot. Every run starts fresh processes (sim_legged in lockstep, the node where 
 Python, as the arm demo does; this process records base pose and joints, prints a table and writes
 a PNG.
 """
-import argparse
 import os
 import sys
-from contextlib import ExitStack
 from dataclasses import dataclass
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import PoseStamped
 from matplotlib.figure import Figure
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.signals import SignalHandlerOptions
 from robot_dynamics_interfaces.msg import ContactForces
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from . import interrupt
-from .harness import Progress, StallWatch, check_alive, nanoseconds, running, spin_step, yaml_list
+from .harness import nanoseconds, yaml_list
+from .processes import RosSession, arguments, drive, output_path
 from .solo12 import ARMATURE, BASE_BOX, BASE_BOX_OFFSET, FEET, FOOT_RADIUS, solo12_files, srdf_posture
 
 CONTROLLER = "effort_controller"
@@ -178,29 +174,11 @@ def record(run, urdf, joints, posture, root, show_progress=False):
     """One run in closed loop until `run.duration` of sim time; its Recording. The robot stays paused
     until the first command; the node is started once this process hears the robot."""
     recorder = Recorder(run, joints)
-    executor = SingleThreadedExecutor()
-    executor.add_node(recorder)
-    progress = Progress(run, show_progress)
-    node = node_command(run, urdf)
-    try:
-        with ExitStack() as stack:
-            children = [stack.enter_context(running(sim_command(urdf, joints, posture, root)))]
-            stall = StallWatch(run.name)
-            while not recorder.complete():
-                spin_step(executor)
-                check_alive(children)
-                if node and recorder.states and len(children) == 1:
-                    children.append(stack.enter_context(running(node)))
-                stall.update(recorder.sim_time)
-                progress.show(recorder.sim_time)
-    finally:
-        executor.shutdown()
-        recorder.destroy_node()
-    progress.done(recorder.sim_time)
+    _, real_time_factor = drive(run, recorder, sim_command(urdf, joints, posture, root), node_command(run, urdf),
+                                lambda: recorder.states, recorder.complete, show_progress)
     t, position, quaternion = (np.array(column) for column in zip(*recorder.poses))
     tq, q, effort = (np.array(column) for column in zip(*recorder.states))
-    return Recording(run, joints, t, position, quaternion, tq, q, effort, recorder.forces,
-                     progress.real_time_factor(recorder.sim_time))
+    return Recording(run, joints, t, position, quaternion, tq, q, effort, recorder.forces, real_time_factor)
 
 
 def table(recordings, total_weight):
@@ -243,9 +221,7 @@ def main(argv=None, signals_received=()):
     """The demo; signals_received: SIGINT / SIGTERM the executable's first lines caught (interrupt.py).
     Exit code 0, 1 without solo12's files, or 130 (143) after Ctrl-C (SIGTERM) with every process it
     started stopped."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output", default=os.path.join("out", "legged_demo.png"),
-                        help="PNG to write (default: %(default)s)")
+    parser = arguments(__doc__, "legged_demo.png")
     parser.add_argument("--hold-time", type=float, default=HOLD_TIME, help="s of sim time per run (default: %(default)s)")
     args = parser.parse_args(argv)
     interrupt.catch(signals_received)
@@ -257,20 +233,15 @@ def main(argv=None, signals_received=()):
     from ..urdf import load_urdf
     model = load_urdf(urdf, floating_base=True)
     posture, root = srdf_posture(srdf)
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C: interrupt.check() in the loops
-    try:
+    with RosSession() as ros:
         interrupt.check()
         print(f"legged robot standing: robot_dynamics node + sim_legged (MuJoCo, 1 kHz), solo12 from {urdf}")
         recordings = [record(run, urdf, list(model.joint_names), posture, root, show_progress=True)
                       for run in runs(args.hold_time)]
-    except KeyboardInterrupt:
-        print("\ninterrupted: every process stopped")
-        return interrupt.exit_code()
-    finally:
-        rclpy.try_shutdown()
+    if ros.exit_code:
+        return ros.exit_code
     print(table(recordings, model.total_mass * 9.81))
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    plot(recordings, args.output)
+    plot(recordings, output_path(args.output))
     print(f"plot: {os.path.abspath(args.output)}")
     return 0
 

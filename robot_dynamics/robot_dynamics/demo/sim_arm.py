@@ -99,11 +99,7 @@ class SimArm(simulator.SimulatedRobot):
         self.data.qpos[self.qpos_index] = per_joint(param("initial_positions"), self.model.nu, "initial_positions")
         mujoco.mj_forward(self.model, self.data)
 
-        command_topic = self.start()
-        self.get_logger().info(
-            f"{self.model.nu} joints ({', '.join(self.joint_names)}), {param('rate'):g} Hz, efforts on "
-            f"{command_topic}" + (", paused until the first command" if self.command is None else "")
-            + (", lockstep with the commands" if self.lockstep else ""))
+        self.start(f"{self.model.nu} joints ({', '.join(self.joint_names)})")
 
     def publish_state(self):
         stamp = self.stamp()

@@ -22,7 +22,6 @@ import sys
 import mujoco
 from geometry_msgs.msg import PointStamped
 from rcl_interfaces.msg import ParameterDescriptor
-from rosgraph_msgs.msg import Clock
 
 from . import simulator
 from ..urdf import load_urdf
@@ -46,12 +45,7 @@ class SimFiveBar(simulator.SimulatedRobot):
         self.point_msg = PointStamped()
         self.point_msg.header.frame_id = "world"
         self.point_pub = self.create_publisher(PointStamped, "end_point", 10)
-        command_topic = self.start()
-        self.get_logger().info(
-            f"five-bar, motors {', '.join(self.joint_names)} at {motors.tolist()} rad, loop welded, "
-            f"{self.param('rate'):g} Hz, efforts on {command_topic}"
-            + (", paused until the first command" if self.command is None else "")
-            + (", lockstep with the commands" if self.lockstep else ""))
+        self.start(f"five-bar, motors {', '.join(self.joint_names)} at {motors.tolist()} rad, loop welded")
 
     def publish_state(self):
         stamp = self.stamp()
@@ -60,8 +54,7 @@ class SimFiveBar(simulator.SimulatedRobot):
         p.x, p.y, p.z = map(float, self.data.site_xpos[self.site])
         self.point_msg.header.stamp = stamp
         self.point_pub.publish(self.point_msg)
-        self.publish_joint_states(stamp, self.data.qfrc_actuator[self.dof_index])
-        self.clock_pub.publish(Clock(clock=stamp))
+        self.publish_measured(stamp)
 
 
 def main(args=None, signals_received=()):

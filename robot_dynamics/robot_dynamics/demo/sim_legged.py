@@ -32,7 +32,6 @@ from geometry_msgs.msg import PoseStamped, TwistStamped
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
-from rosgraph_msgs.msg import Clock
 
 from . import simulator
 from ..model import per_joint
@@ -76,20 +75,15 @@ class SimLegged(simulator.SimulatedRobot):
                           per_joint(param("initial_positions"), self.model.nu, "initial_positions"),
                           param("place_on_ground"))
 
-        command_topic = self.start()
         self.root_link = self.model.body(int(self.model.jnt_bodyid[self.model.joint("root").id])).name
+        self.start(f"{self.model.nu} joints ({', '.join(self.joint_names)}) on a free base {self.root_link!r}, feet "
+                   f"{', '.join(spec.feet)} (r = {spec.foot_radius:g} m), base at z = {start[2]:.4f} m")
         self.pose_msg = PoseStamped()
         self.pose_msg.header.frame_id = param("world_frame")
         self.twist_msg = TwistStamped()
         self.twist_msg.header.frame_id = self.root_link
         self.pose_pub = self.create_publisher(PoseStamped, "base_pose", 10)
         self.twist_pub = self.create_publisher(TwistStamped, "base_twist", 10)
-        self.get_logger().info(
-            f"{self.model.nu} joints ({', '.join(self.joint_names)}) on a free base {self.root_link!r}, feet "
-            f"{', '.join(spec.feet)} (r = {spec.foot_radius:g} m), base at z = {start[2]:.4f} m, "
-            f"{param('rate'):g} Hz, efforts on {command_topic}"
-            + (", paused until the first command" if self.command is None else "")
-            + (", lockstep with the commands" if self.lockstep else ""))
 
     def publish_state(self):
         stamp = self.stamp()
@@ -105,8 +99,7 @@ class SimLegged(simulator.SimulatedRobot):
         t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = map(float, twist)
         self.twist_msg.header.stamp = stamp
         self.twist_pub.publish(self.twist_msg)
-        self.publish_joint_states(stamp, self.data.qfrc_actuator[self.dof_index])
-        self.clock_pub.publish(Clock(clock=stamp))
+        self.publish_measured(stamp)
 
 
 def main(args=None, signals_received=()):

@@ -1,4 +1,4 @@
-"""What the simulated robots (sim_arm, sim_legged) share: the URDF, joints and numbers from their
+"""What the simulated robots (sim_arm, sim_legged, sim_five_bar) share: the URDF, joints and numbers from their
 parameters, the command subscription and the joint_states and /clock publishers (SimulatedRobot),
 the physics loop against the wall clock or in lockstep with the controller, and the process's main
 with the dynamics node's signal rules."""
@@ -66,8 +66,9 @@ class SimulatedRobot(Node):
         ids = model.actuator_trnid[:, 0]
         self.qpos_index, self.dof_index = model.jnt_qposadr[ids], model.jnt_dofadr[ids]
 
-    def start(self):
-        """The stepping state, the publishers and the command subscription; returns the command topic."""
+    def start(self, description):
+        """The stepping state, the publishers and the command subscription; logs `description` with the
+        rate, the command topic and how it steps."""
         self.steps = 0
         self.command = None if self.param("wait_for_command") else np.zeros(self.model.nu)  # None: paused
         self.lockstep = self.param("lockstep")
@@ -76,7 +77,9 @@ class SimulatedRobot(Node):
         self.clock_pub = self.create_publisher(Clock, "/clock", 10)
         command_topic = f"{self.param('controller')}/commands"
         self.create_subscription(Float64MultiArray, command_topic, self.on_command, 1)
-        return command_topic
+        self.get_logger().info(f"{description}, {self.param('rate'):g} Hz, efforts on {command_topic}"
+                               + (", paused until the first command" if self.command is None else "")
+                               + (", lockstep with the commands" if self.lockstep else ""))
 
     def on_command(self, msg):
         if len(msg.data) != self.model.nu:
@@ -94,6 +97,11 @@ class SimulatedRobot(Node):
 
     def stamp(self):
         return Time(nanoseconds=self.steps * self.period_ns).to_msg()
+
+    def publish_measured(self, stamp):
+        """joint_states with the efforts the actuators applied over the last step, then /clock."""
+        self.publish_joint_states(stamp, self.data.qfrc_actuator[self.dof_index])
+        self.clock_pub.publish(Clock(clock=stamp))
 
     def publish_joint_states(self, stamp, effort):
         msg = JointState(name=self.joint_names)

@@ -17,7 +17,6 @@ adds a PD on the tracking error (harness.py, "trajectory+pd"):
 It prints durations, peak |tau| / limit, the share of steps with a saturated drive and the tracking
 errors, and writes a plot of |tau| / limit over time (out/timing_demo.png).
 """
-import argparse
 import os
 import sys
 import time
@@ -26,7 +25,6 @@ import numpy as np
 import rclpy
 from matplotlib.figure import Figure
 from rclpy.executors import SingleThreadedExecutor
-from rclpy.signals import SignalHandlerOptions
 from rclpy.time import Time
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -34,8 +32,8 @@ from .. import dynamics as rd
 from ..payload import add_payload
 from ..urdf import load_urdf
 from . import interrupt
-from .harness import (SERVICE_TIMEOUT, START_POSE, URDF, Run, pd_gains, record, ros_parameters, running,
-                      spin_until)
+from .harness import SERVICE_TIMEOUT, START_POSE, URDF, Run, pd_gains, record, ros_parameters
+from .processes import RosSession, arguments, output_path, running, spin_until
 
 WAYPOINTS = np.array([START_POSE, [1.2, -0.2, 0.4, 1.5, 0.3, -0.7], [0.2, 0.3, -0.2, 0.4, 1.0, 0.5],
                       [-0.5, -0.6, 0.9, -0.6, -0.4, 1.2], START_POSE])
@@ -171,12 +169,10 @@ def plot(recordings, limits, path):
 
 
 def main(argv=None, signals_received=()):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output", default=os.path.join("out", "timing_demo.png"), help="PNG (default: %(default)s)")
+    parser = arguments(__doc__, "timing_demo.png")
     args = parser.parse_args(argv)
     interrupt.catch(signals_received)
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
-    try:
+    with RosSession() as ros:
         interrupt.check()
         heavy, light = arm(PAYLOAD["payload.mass"]), arm(LIGHT)
         joints = list(heavy.joint_names)
@@ -192,15 +188,11 @@ def main(argv=None, signals_received=()):
         runs = [run(name, joints, *timing) for name, timing in
                 zip(names, ((t_a, q_a, v_a), (t_b, q_b, v_b), (t_c, q_c, v_c)))]
         recordings = [record(r, heavy, kp, kd, show_progress=True) for r in runs]
-    except KeyboardInterrupt:
-        print("\ninterrupted: every process stopped")
-        return interrupt.exit_code()
-    finally:
-        rclpy.try_shutdown()
+    if ros.exit_code:
+        return ros.exit_code
     limits = heavy.effort_limits
     print(table([(rec.run.name, measures(rec, limits)) for rec in recordings]))
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    plot(recordings, limits, args.output)
+    plot(recordings, limits, output_path(args.output))
     print(f"plot: {os.path.abspath(args.output)}")
     return 0
 
