@@ -149,6 +149,15 @@ def test_malformed_points_are_invalid_goals_naming_the_point_and_the_field(confi
     assert code == Result.INVALID_GOAL and "multi_dof_trajectory is not followed" in text
 
 
+def test_values_beyond_any_arms_are_refused_naming_the_field(config, held):
+    for field, value in (("positions", 1e308), ("velocities", -2e6), ("accelerations", 1e7)):
+        goal = plan_goal(config, held, 2.0)
+        getattr(goal.trajectory.points[3], field)[2] = value
+        code, text = refused(config, held, goal)
+        assert code == Result.INVALID_GOAL and text == (f"trajectory.points[3].{field}: joint 'joint3' at {value:g}, "
+                                                        f"beyond the 1e+06 in magnitude taken"), text
+
+
 def test_the_number_of_points_is_bounded_before_any_work(config, held):
     goal = plan_goal(config, held, 2.0, points=2)
     goal.trajectory.points = [goal.trajectory.points[0]] * (fjt.MAX_POINTS + 1)     # would also fail the times

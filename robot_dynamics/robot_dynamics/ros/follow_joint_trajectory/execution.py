@@ -75,9 +75,14 @@ def prepare(config, model, plan, held_q, held_v, options):
     a copy of it with buffers of its own; held_q, held_v: the measured state (held_v None: at rest).
     GoalError(INVALID_GOAL) for a plan `never` may not retime, or that no timing fits the limits."""
     try:
-        bounds = limits(config, options)
-    except ValueError as exc:
+        return _prepare(config, model, plan, held_q, held_v, options, limits(config, options))
+    except GoalError:
+        raise
+    except ValueError as exc:       # the options against the URDF, or a library check: the goal is not executed
         raise GoalError(INVALID_GOAL, str(exc)) from None
+
+
+def _prepare(config, model, plan, held_q, held_v, options, bounds):
     T, P, V, A = _executed(plan, held_q, held_v)
     violation = None if options.retime == "always" else _violation(model, held_q, T, P, V, A, bounds)
     if options.retime == "never" and violation:

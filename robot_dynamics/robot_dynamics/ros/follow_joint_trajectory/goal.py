@@ -8,7 +8,8 @@ INVALID_GOAL for malformed points or values, OLD_HEADER_TIMESTAMP for a start in
 
 Bounds on work (refused beyond them, the field named): at most MAX_POINTS points, joint names of at
 most MAX_NAME characters and no more names than the controller has joints, at most one tolerance
-entry per joint; error strings quote at most codes.SHOWN characters of a name.
+entry per joint, positions, velocities and accelerations of at most MAX_MAGNITUDE; error strings
+quote at most codes.SHOWN characters of a name.
 """
 import math
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from .tolerances import from_goal
 MAX_POINTS = 5000
 #: the longest joint name taken, in characters
 MAX_NAME = 256
+#: the largest magnitude of a position [rad, m], velocity or acceleration taken (beyond: no arm's)
+MAX_MAGNITUDE = 1e6
 RETIME = ("never", "when_infeasible", "always")
 #: joint_trajectory_controller's threshold for "at rest" at the trajectory's end (float32's epsilon)
 AT_REST = float(np.finfo(np.float32).eps)
@@ -98,6 +101,12 @@ def check(config, goal, now, held_q, options, tolerances):
     except ValueError as exc:
         raise GoalError(INVALID_GOAL, str(exc)) from None
     _efforts(points, len(names))
+    for field, x in (("positions", positions), ("velocities", velocities), ("accelerations", accelerations)):
+        big = [] if x is None else np.argwhere(np.abs(cols.out(x)) > MAX_MAGNITUDE)
+        if len(big):
+            k, j = big[0]
+            raise GoalError(INVALID_GOAL, f"trajectory.points[{k}].{field}: joint {names[j]!r} at {cols.out(x)[k, j]:g}, "
+                                          f"beyond the {MAX_MAGNITUDE:g} in magnitude taken")
     if velocities is not None and not options.allow_nonzero_velocity_at_trajectory_end:
         last = np.abs(cols.out(velocities[-1]))
         moving = np.flatnonzero(last > AT_REST)
