@@ -1,6 +1,8 @@
 # Everything is installed from scratch by the first target that needs it:
-#   .venv     the underlay: Python, ROS 2 Kilted wheels, numpy/numba, colcon, test oracles (requirements/);
-#             nothing of this repository is installed or registered in it
+#   .venv     the underlay: Python, ROS 2 Kilted wheels, numpy/numba, colcon, test oracles (requirements/),
+#             and the interface packages PyPI has no wheel of, built from underlay/ (control_msgs, where
+#             none is found: scripts/build_interfaces.sh); nothing of this repository's two packages
+#             is installed or registered in it
 #   install/  the workspace overlay: colcon builds this repository's two packages, robot_dynamics
 #             and robot_dynamics_interfaces, against the underlay (--symlink-install: edits to Python
 #             files need no rebuild), and the numba cache is warmed
@@ -10,6 +12,8 @@ SHELL  := /bin/bash
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# the underlay's interface packages built here (the script skips what is up to date or found elsewhere)
+INTERFACES := $(VENV)/.interfaces
 BUILT  := install/.built
 REQS   := requirements/runtime.txt requirements/demo.txt requirements/test.txt requirements/ros.txt \
           requirements/ros-build.txt requirements/colcon.txt
@@ -30,7 +34,11 @@ $(STAMP): $(REQS) scripts/write_underlay.sh
 	bash scripts/write_underlay.sh $(VENV)
 	touch $@
 
-$(BUILT): $(STAMP) $(PACKAGE_FILES)
+$(INTERFACES): $(STAMP) scripts/build_interfaces.sh $(shell find underlay robot_dynamics_interfaces/cmake -type f)
+	bash scripts/build_interfaces.sh $(VENV)
+	touch $@
+
+$(BUILT): $(INTERFACES) $(PACKAGE_FILES)
 	source $(VENV)/setup.bash && colcon build --symlink-install --base-paths robot_dynamics robot_dynamics_interfaces \
 	    --event-handlers console_cohesion- summary+ 2>&1 | tail -n 4
 	test -f install/robot_dynamics/share/robot_dynamics/package.xml
