@@ -30,7 +30,8 @@ def read_joint_states(bag, topic="/joint_states", joint_names=None, progress=Non
             connections = [c for c in reader.connections if c.topic == topic]
             if not connections:
                 topics = sorted({c.topic for c in reader.connections})
-                raise ValueError(f"the bag {str(bag)!r} has no topic {topic!r} (its topics: {', '.join(topics) or 'none'})")
+                raise ValueError(f"the bag {str(bag)!r} has no topic {topic!r} (its topics: "
+                                 f"{', '.join(topics) or 'none'})")
             kinds = {c.msgtype for c in connections}
             if kinds != {"sensor_msgs/msg/JointState"}:
                 raise ValueError(f"{topic!r} in {str(bag)!r} carries {', '.join(sorted(kinds))}, not "

@@ -56,7 +56,7 @@ def _svec(J):
     return np.array([J[..., i, j] for i, j in _TRIU]).T * _SVEC_SCALE
 
 
-def nearest_standard(K, G, g, x0, s, bodies, nonneg, prior_weight=1.0):
+def nearest_standard(K, G, g, x0, s, bodies, nonneg, prior_weight=1e-4):
     """The standard parameters x minimising (K x)^T G (K x) - 2 g^T K x + prior_weight
     ||(x - x0) / s||^2 (normal equations G, g of base parameters K x; s > 0 the prior's scales)
     subject to the pseudo-inertia of each of the first `bodies` bodies (x[10 b:10 b + 10],
@@ -67,8 +67,8 @@ def nearest_standard(K, G, g, x0, s, bodies, nonneg, prior_weight=1.0):
     y = diag(sv) V^T u, y* = U^T [R^-T g - R K x0; 0]: every direction of y is one standard
     deviation of the estimate, from the best determined base parameter to what only the prior
     fixes (the data weigh up to ~1e12 times the prior). Without whitening the solver's relative
-    tolerance left the prior's directions undetermined. Then y = y* if that is inside the
-    constraints, else Clarabel's solution."""
+    tolerance left the prior's directions undetermined. Then y = y* if that is inside the constraints, else y* + d with d the least |d| that gets
+    there (Clarabel; in d, not y, so that no constant of the misfit's size enters its tolerances)."""
     if not (np.isfinite(prior_weight) and prior_weight > 0):
         raise ValueError(f"prior_weight must be a positive number, got {prior_weight!r}")
     norms = np.sqrt(np.diag(G))
@@ -83,24 +83,30 @@ def nearest_standard(K, G, g, x0, s, bodies, nonneg, prior_weight=1.0):
     import clarabel
     from scipy import sparse
     A, b, cones = [], [], []
-    for body in range(bodies):                         # svec(J(x0_b + M_b y)) - MARGIN svec(1) in the cone
+    for body in range(bodies):                         # svec(J(x_b + M_b d)) - MARGIN svec(1) in the cone
         Eb, rows = _scaled_basis(s, body), slice(10 * body, 10 * body + 10)
         A.append(-_svec(Eb).T @ M[rows])
-        b.append(_svec(np.tensordot(x0[rows], Eb, 1)) - MARGIN * _svec(np.eye(4)))
+        b.append(_svec(np.tensordot(x[rows], Eb, 1)) - MARGIN * _svec(np.eye(4)))
         cones.append(clarabel.PSDTriangleConeT(4))
-    if nonneg:                                         # x0_i + M_i y >= 0
+    if nonneg:                                         # x_i + M_i d >= 0
         A.append(-M[nonneg])
-        b.append(x0[nonneg])
+        b.append(x[nonneg])
         cones.append(clarabel.NonnegativeConeT(len(nonneg)))
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-10
     n = len(s)
-    solution = clarabel.DefaultSolver(sparse.identity(n, format="csc") * 2.0, -2.0 * y_star,
-                                      sparse.csc_matrix(np.vstack(A)), np.concatenate(b), cones, settings).solve()
-    if str(solution.status) not in ("Solved", "AlmostSolved"):
-        raise ValueError(f"the physically consistent fit failed: Clarabel says {solution.status}")
-    return x0 + M @ np.asarray(solution.x)
+    try:
+        solution = clarabel.DefaultSolver(sparse.identity(n, format="csc") * 2.0, np.zeros(n),
+                                          sparse.csc_matrix(np.vstack(A)), np.concatenate(b), cones, settings).solve()
+        status = str(solution.status)
+    except BaseException as exc:                       # Clarabel's Rust panics arrive as a BaseException
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        status = f"{type(exc).__name__}: {exc}"
+    if status not in ("Solved", "AlmostSolved"):
+        raise ValueError(f"the physically consistent fit failed: Clarabel says {status}")
+    return x + M @ np.asarray(solution.x)
 
 
 def _scaled_basis(s, body):
