@@ -133,7 +133,7 @@ def excitation_trajectory(model, duration, harmonics=5, velocity_limits=None, ac
     try:
         while True:                                    # Powell's search, restarted (fresh directions) until the budget
             before = search.best[0]
-            minimize(lambda y: np.log(search(y)), search.best[1], method="Powell",
+            minimize(lambda y: min(np.log(search(y)), 100.0), search.best[1], method="Powell",   # inf: no motion
                      options={"xtol": 1e-2, "ftol": 1e-4})
             if not search.best[0] < before * (1 - 1e-3):
                 break
@@ -237,7 +237,8 @@ def _limits(model, velocity, acceleration, effort, center):
     bounded = np.isfinite(lo) & np.isfinite(hi)
     lo[bounded], hi[bounded] = lo[bounded] + POSITION_MARGIN * (hi - lo)[bounded], \
         hi[bounded] - POSITION_MARGIN * (hi - lo)[bounded]
-    c = np.where(bounded, (lo + hi) / 2, 0.0) if center is None else np.asarray(center, float).reshape(-1)
+    middle = (np.where(bounded, lo, 0.0) + np.where(bounded, hi, 0.0)) / 2        # 0 for an unbounded joint
+    c = middle if center is None else np.asarray(center, float).reshape(-1)
     if c.shape != (nj,) or not np.all(np.isfinite(c)) or np.any(c <= lo) or np.any(c >= hi):
         raise ValueError(f"center must be {nj} positions strictly inside the joints' ranges (less "
                          f"{POSITION_MARGIN:.0%} each side), got {center!r}")

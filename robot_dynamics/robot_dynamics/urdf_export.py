@@ -27,7 +27,7 @@ def urdf_with_dynamics(prior, model):
         raise ValueError("the model was not loaded by load_urdf (it keeps the URDF text): no URDF to write back")
     if model.body_names != prior.body_names or model.joint_names != prior.joint_names:
         raise ValueError("the two models are not of the same robot")
-    root = _parse(prior.urdf)
+    root, prolog = _parse(prior.urdf)
     links = {el.get("name"): el for el in root.findall("link")}
     joints = {el.get("name"): el for el in root.findall("joint")}
     for b, names in enumerate(model.body_links):
@@ -53,20 +53,25 @@ def urdf_with_dynamics(prior, model):
     root.insert(0, ET.Comment(" inertials, joint friction and armature identified by robot_dynamics "
                               "(identify_dynamics); <robot_dynamics> is its extension element "))
     root.text, root[0].tail = root.text or "\n", root.text or "\n"
-    return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return '<?xml version="1.0"?>\n' + prolog + ET.tostring(root, encoding="unicode") + "\n"
 
 
 def _parse(text):
-    """The <robot> element as urdf.py reads it (expat without namespaces), comments kept."""
+    """The <robot> element as urdf.py reads it (expat without namespaces), comments kept, and the
+    text before it (comments, a DOCTYPE; the XML declaration left out)."""
     text = text.split("\x00", 1)[0]
-    text = _DECLARATION.sub(lambda m: "\n" * m.group(0).count("\n"), text.lstrip("\ufeff \t\r\n"), count=1)
-    builder = ET.TreeBuilder(insert_comments=True)
+    data = _DECLARATION.sub("", text.lstrip("\ufeff \t\r\n"), count=1).lstrip("\r\n").encode("utf-8")
+    builder, start = ET.TreeBuilder(insert_comments=True), []
     parser = expat.ParserCreate()
     parser.buffer_text = True
-    parser.StartElementHandler, parser.EndElementHandler = builder.start, builder.end
+
+    def element(tag, attrs):
+        start.append(start or parser.CurrentByteIndex)
+        builder.start(tag, attrs)
+    parser.StartElementHandler, parser.EndElementHandler = element, builder.end
     parser.CharacterDataHandler, parser.CommentHandler = builder.data, builder.comment
-    parser.Parse(text.encode("utf-8"), True)
-    return builder.close()
+    parser.Parse(data, True)
+    return builder.close(), data[:start[0]].decode("utf-8")
 
 
 def _link_parameters(link):
