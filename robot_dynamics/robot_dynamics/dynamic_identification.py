@@ -279,17 +279,33 @@ def _checked(model, q, v, tau, a, t):
 
 def _normal_equations(model, base, q, v, a, y, rest, friction, armature, threads, progress):
     """Per joint: G_j = A_j^T A_j, g_j = A_j^T y_j, c_j = y_j^T y_j and the rows, A_j the base
-    regressor's rows of joint j where it moves faster than its rest velocity."""
-    k, nj, p = model.joint_offset[1], len(model.joint_names), len(base.columns)
+    regressor's rows of joint j where it moves faster than its rest velocity. Built per joint from
+    the inertial regressor's row and the joint's own friction and armature columns, and only over
+    the columns that are not zero in it (the bodies below the joint): a third of the work of the
+    whole base regressor's rows on a 7-joint chain, and no (N, nv, columns) copies."""
+    k, nj, p, nt, ncol = model.joint_offset[1], len(model.joint_names), len(base.columns), len(friction), 10 * model.nb
+    inertial = np.flatnonzero(base.columns < ncol)
+    extra = [(i, (c - ncol) // nt, (c - ncol) % nt) if c < ncol + nj * nt else (i, c - ncol - nj * nt, -1)
+             for i, c in enumerate(base.columns) if c >= ncol]          # (position, joint, term; -1: armature)
     G, g, c, n_rows = np.zeros((nj, p, p)), np.zeros((nj, p)), np.zeros(nj), np.zeros(nj, int)
     for lo in range(0, len(q), CHUNK):
         s = slice(lo, lo + CHUNK)
-        A = identification_regressor(model, q[s], v[s], a[s], friction, armature, threads)[..., base.columns]
+        Y = joint_torque_regressor(model, q[s], v[s], a[s], threads)
+        F = friction_regressor(model, v[s], friction)
         moving = np.abs(v[s, k:]) >= rest
         for j in range(nj):
-            Aj, yj = A[moving[:, j], k + j], y[s][moving[:, j], k + j]
-            G[j] += Aj.T @ Aj
-            g[j] += Aj.T @ yj
+            w = moving[:, j]
+            Yj = np.take(Y[:, k + j][w], base.columns[inertial], axis=1)
+            nz = np.flatnonzero(Yj.any(axis=0))
+            own = [(i, t) for i, joint, t in extra if joint == j]
+            columns = np.r_[inertial[nz], [i for i, _ in own]].astype(int)
+            Aj = np.empty((len(Yj), len(columns)))
+            Aj[:, :len(nz)] = Yj[:, nz]
+            for col, (_, t) in enumerate(own, len(nz)):
+                Aj[:, col] = F[w, j, t] if t >= 0 else a[s][w, k + j]
+            yj = y[s][w, k + j]
+            G[j][np.ix_(columns, columns)] += Aj.T @ Aj
+            g[j][columns] += Aj.T @ yj
             c[j] += yj @ yj
             n_rows[j] += len(yj)
         if progress is not None:

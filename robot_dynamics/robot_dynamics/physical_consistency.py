@@ -24,6 +24,9 @@ from .urdf import inertia_problem
 #: a pseudo-inertia, scaled by its body's mass and radius (the prior's scales), at least this far
 #: inside the cone: every body's mass and principal moments about the COM strictly positive
 MARGIN = 1e-7
+#: Clarabel's statuses taken as solved (its default tolerances, 1e-8: tighter ones, 1e-10, ended
+#: with InsufficientProgress on the PUMA; that status is taken when the point meets the constraints)
+SOLVED = ("Solved", "AlmostSolved")
 
 
 def pseudo_inertia(theta):
@@ -67,8 +70,9 @@ def nearest_standard(K, G, g, x0, s, bodies, nonneg, prior_weight=1e-4):
     y = diag(sv) V^T u, y* = U^T [R^-T g - R K x0; 0]: every direction of y is one standard
     deviation of the estimate, from the best determined base parameter to what only the prior
     fixes (the data weigh up to ~1e12 times the prior). Without whitening the solver's relative
-    tolerance left the prior's directions undetermined. Then y = y* if that is inside the constraints, else y* + d with d the least |d| that gets
-    there (Clarabel; in d, not y, so that no constant of the misfit's size enters its tolerances)."""
+    tolerance left the prior's directions undetermined. Then y = y* if that is inside the
+    constraints, else y* + d with d the least |d| that gets there (Clarabel; in d, not y, so that
+    no constant of the misfit's size enters its tolerances)."""
     if not (np.isfinite(prior_weight) and prior_weight > 0):
         raise ValueError(f"prior_weight must be a positive number, got {prior_weight!r}")
     norms = np.sqrt(np.diag(G))
@@ -94,7 +98,6 @@ def nearest_standard(K, G, g, x0, s, bodies, nonneg, prior_weight=1e-4):
         cones.append(clarabel.NonnegativeConeT(len(nonneg)))
     settings = clarabel.DefaultSettings()
     settings.verbose = False
-    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-10
     n = len(s)
     try:
         solution = clarabel.DefaultSolver(sparse.identity(n, format="csc") * 2.0, np.zeros(n),
@@ -104,9 +107,10 @@ def nearest_standard(K, G, g, x0, s, bodies, nonneg, prior_weight=1e-4):
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         status = f"{type(exc).__name__}: {exc}"
-    if status not in ("Solved", "AlmostSolved"):
+    found = x + M @ np.asarray(solution.x) if status in SOLVED + ("InsufficientProgress",) else None
+    if found is None or (status not in SOLVED and not (np.all(found[nonneg] >= 0) and _inside(found, s, bodies, 0.0))):
         raise ValueError(f"the physically consistent fit failed: Clarabel says {status}")
-    return x + M @ np.asarray(solution.x)
+    return found
 
 
 def _scaled_basis(s, body):
@@ -117,9 +121,9 @@ def _scaled_basis(s, body):
     return pseudo_inertia_basis() * np.outer(T, T)
 
 
-def _inside(x, s, bodies):
-    """The scaled pseudo-inertia of each of the first `bodies` bodies at least MARGIN inside the cone."""
-    return all(np.linalg.eigvalsh(np.tensordot(x[10 * b:10 * b + 10], _scaled_basis(s, b), 1))[0] >= MARGIN
+def _inside(x, s, bodies, margin=MARGIN):
+    """The scaled pseudo-inertia of each of the first `bodies` bodies at least `margin` inside the cone."""
+    return all(np.linalg.eigvalsh(np.tensordot(x[10 * b:10 * b + 10], _scaled_basis(s, b), 1))[0] >= margin
                for b in range(bodies))
 
 

@@ -1,6 +1,7 @@
 """Synthetic ground truth for whole-robot identification (tests and bench): the "real" robot is
 the URDF's with heavier links, a tool the URDF does not know, joint friction and armature; its
 torques along a trajectory, with seeded noise, are the measurements."""
+import copy
 import functools
 import os
 import re
@@ -30,11 +31,15 @@ def prior(name):
     return load_urdf(path, tip=tip)
 
 
-@functools.lru_cache(maxsize=None)
 def truth(name):
     """The robot as it "really" is: every link 20-35 % heavier (mass, first moment and inertia
     scaled alike: a physical body), a 1.2 kg tool 8 cm out on the tool link, viscous, Coulomb
-    and offset friction and armature on every joint."""
+    and offset friction and armature on every joint. A fresh copy: tests may change it."""
+    return copy.deepcopy(_truth(name))
+
+
+@functools.lru_cache(maxsize=None)
+def _truth(name):
     model = prior(name)
     n = len(model.joint_names)
     scale = np.linspace(1.2, 1.35, model.nb)

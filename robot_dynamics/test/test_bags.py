@@ -20,10 +20,9 @@ STORAGE = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
 
 def joint_state(stamp, names, q, v=None, effort=None):
     sec = int(stamp // 1)
+    v, effort = (np.asarray(q if x is None else x, float) for x in (v, effort))
     return JointState(header=Header(stamp=Time(sec=sec, nanosec=int(round((stamp - sec) * 1e9))), frame_id=""),
-                      name=list(names), position=np.asarray(q, float),
-                      velocity=np.asarray(q if v is None else v, float), effort=np.asarray(q if effort is None else effort,
-                                                                                            float))
+                      name=list(names), position=np.asarray(q, float), velocity=v, effort=effort)
 
 
 def write_bag(path, storage, messages, topic="/joint_states", recorded=None):

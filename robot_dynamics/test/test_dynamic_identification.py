@@ -198,7 +198,8 @@ def test_no_worse_than_figaroh():
     theta = np.linalg.pinv(decomposer.get_M()) @ np.array(list(base.values()))
     ours = rd.identify_dynamics(truth_data.prior(name), q, v, tau, a=a)
     qh, vh, ah, tauh = truth_data.held_out(name)
-    W = regressor_mod.build_regressor_reduced(regressor_mod.build_regressor_basic(robot, qh, vh, ah, config), eliminated)
+    W = regressor_mod.build_regressor_basic(robot, qh, vh, ah, config)
+    W = regressor_mod.build_regressor_reduced(W, eliminated)
     theirs = (W @ theta).reshape(-1, len(qh)).T
     rows = np.abs(vh) >= 0.02
     theirs_error, ours_error = ([np.sqrt(np.mean((tauh - p)[rows[:, j], j] ** 2)) for j in range(qh.shape[1])]

@@ -60,9 +60,9 @@ def test_condition_number_at_most_half_of_random_fourier_trajectories(excited):
     limits = _limits(model, None, amax, None, None)
     rng = np.random.default_rng(100)
     L = traj.harmonics
+    dense = np.linspace(0, DURATION, 2001)
     random = [scaled_condition_number(model, fourier_trajectory(model, DURATION, rng.normal(size=(len(amax), 2 * L - 2)),
-                                                                limits, np.linspace(0, DURATION, 2001)), base)
-              for _ in range(20)]
+                                                                limits, dense), base) for _ in range(20)]
     ours = scaled_condition_number(model, traj, base)
     print(f"{model.name}: condition number {ours:.3g}, random Fourier trajectories within the same limits: median "
           f"{np.median(random):.3g} (min {min(random):.3g}); the search's own random starts: median "

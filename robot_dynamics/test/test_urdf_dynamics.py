@@ -19,13 +19,16 @@ ARM = """<?xml version="1.0"?>
 <robot name="arm">
   <link name="base"/>
   <link name="upper">
-    <inertial><origin xyz="0.2 0 0"/><mass value="2"/><inertia ixx="0.01" iyy="0.03" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial>
+    <inertial><origin xyz="0.2 0 0"/><mass value="2"/>
+      <inertia ixx="0.01" iyy="0.03" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial>
   </link>
   <link name="lower">
-    <inertial><origin xyz="0.15 0 0"/><mass value="1"/><inertia ixx="0.005" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <inertial><origin xyz="0.15 0 0"/><mass value="1"/>
+      <inertia ixx="0.005" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
   </link>
   <link name="tool">
-    <inertial><origin xyz="0.02 0 0"/><mass value="0.5"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+    <inertial><origin xyz="0.02 0 0"/><mass value="0.5"/>
+      <inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
   </link>
   <joint name="shoulder" type="revolute">
     <parent link="base"/><child link="upper"/><axis xyz="0 1 0"/>
@@ -59,15 +62,14 @@ def test_load_urdf_reads_the_joint_dynamics():
     np.testing.assert_array_equal(p.friction, [1.25, 0.0])
 
 
-@pytest.mark.parametrize("attribute, value, message", [
-    ("armature", "-0.1", "joint 'shoulder' .* armature> is negative"),
-    ("coulomb_band", "0", "coulomb_band> must be positive"),
-    ("friction_offset", "nan", "<robot_dynamics friction_offset>: expected a finite number"),
-    ("armature", "heavy", "<robot_dynamics armature>: expected a finite number, got 'heavy'"),
+@pytest.mark.parametrize("given, value, message", [
+    ('armature="0.2"', 'armature="-0.1"', "joint 'shoulder' .* armature> is negative"),
+    ('coulomb_band="0.02"', 'coulomb_band="0"', "coulomb_band> must be positive"),
+    ('friction_offset="-0.1"', 'friction_offset="nan"', "<robot_dynamics friction_offset>: expected a finite number"),
+    ('armature="0.2"', 'armature="heavy"', "<robot_dynamics armature>: expected a finite number, got 'heavy'"),
 ])
-def test_meaningless_values_are_refused_by_name(attribute, value, message):
-    text = ARM.replace(f'{attribute}="{ {"armature": "0.2", "coulomb_band": "0.02", "friction_offset": "-0.1"}[attribute]}"',
-                       f'{attribute}="{value}"')
+def test_meaningless_values_are_refused_by_name(given, value, message):
+    text = ARM.replace(given, value)
     with pytest.raises(URDFError, match=message):
         load_urdf(text)
 
