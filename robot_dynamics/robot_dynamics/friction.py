@@ -54,4 +54,4 @@ def friction_regressor(model, v, terms=FRICTION_TERMS):
     vj = np.asarray(v, float)[:, model.joint_offset[1]:]
     shapes = {"viscous": lambda: vj, "coulomb": lambda: np.clip(vj / model._coulomb_band, -1.0, 1.0),
               "offset": lambda: np.ones_like(vj)}
-    return np.stack([shapes[t]() for t in terms], axis=-1)
+    return np.stack([shapes[t]() for t in terms], axis=-1) if terms else np.zeros(vj.shape + (0,))

@@ -127,6 +127,25 @@ def test_prediction_is_the_identification_regressor_times_the_parameters(case):
     assert len(parameter_names(est.model)) == E.shape[-1]
 
 
+def test_terms_not_identified_keep_the_models_values():
+    """Only viscous friction identified: the model's Coulomb friction, offset and armature (here
+    the true ones) are taken as known."""
+    name = "ur5"
+    q, v, a, tau = truth_data.measure(name, T[:1500], np.random.default_rng(2))
+    prior, true = truth_data.prior(name), truth_data.truth(name)
+    prior.friction = np.c_[np.zeros(6), true.friction[:, 1:]]
+    prior.armature = true.armature
+    est = rd.identify_dynamics(prior, q, v, tau, a=a, friction=("viscous",), armature=False)
+    np.testing.assert_array_equal(est.model.friction[:, 1:], true.friction[:, 1:])
+    np.testing.assert_array_equal(est.model.armature, true.armature)
+    np.testing.assert_allclose(est.model.friction[:, 0], true.friction[:, 0], rtol=0.1)
+    assert not any(n.endswith((".coulomb", ".offset", ".armature")) for n in est.base.parameter_names)
+    assert np.all(est.residual <= 1.1 * SIGMA)
+    prior.friction = true.friction                      # no friction term identified: all of it known
+    none = rd.identify_dynamics(prior, q, v, tau, a=a, friction=(), armature=False)
+    assert np.all(none.residual <= 1.1 * SIGMA) and np.array_equal(none.model.friction, true.friction)
+
+
 # --- against an independent identification on the same samples ---------------------------------
 def pinocchio_least_squares(name, q, v, a, tau):
     """A plain least squares on Pinocchio's computeJointTorqueRegressor (looped over the samples)
