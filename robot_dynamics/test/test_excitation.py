@@ -119,3 +119,19 @@ def test_refusals_name_the_problem():
         excite(load_urdf(model.urdf, floating_base=True), 10.0)
     with pytest.raises(ValueError, match="time_budget must be >= 0 s"):
         excite(model, 10.0, time_budget=float("nan"))
+
+
+@pytest.mark.ros
+def test_the_message_fields_are_joint_trajectorys():
+    """Every key of to_joint_trajectory() is a field of trajectory_msgs/JointTrajectory and its
+    points (the keyword arguments of the messages build them)."""
+    msgs = pytest.importorskip("trajectory_msgs.msg")
+    from builtin_interfaces.msg import Duration
+    traj = rd.excitation_trajectory(truth_data.prior("puma560"), 4.0, harmonics=2, time_budget=np.inf, starts=1,
+                                    evaluations=0)
+    content = traj.to_joint_trajectory(rate=10.0, lead_in=1.0)
+    points = [msgs.JointTrajectoryPoint(**{k: v for k, v in p.items() if k != "time_from_start"},
+                                        time_from_start=Duration(**p["time_from_start"])) for p in content["points"]]
+    msg = msgs.JointTrajectory(joint_names=content["joint_names"], points=points)
+    assert len(msg.points) == 41 and msg.points[-1].time_from_start.sec == 5
+    assert list(msg.points[3].positions) == content["points"][3]["positions"]
