@@ -13,6 +13,8 @@
 3. One observer sample (`MomentumObserver.update`), the wrench estimate at a frame, and for scale
    one inverse dynamics call; the observer over a recorded trajectory (`external_torques`).
 4. Payload identification and base parameters, once each (seconds; nothing to compare with).
+5. Whole-robot identification (identify_dynamics, physically consistent) of panda's arm from 60 s
+   of 1 kHz samples against a plain least squares on Pinocchio's regressor loop and FIGAROH's.
 
 Batches also run into a reused output (`out=`): fresh memory is slow and erratic on this VM
 (talos' 10000 regressors are 1 GB).
@@ -30,7 +32,10 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy: OpenBLAS threads fight
 
 import logging
 import re
+import statistics
+import sys
 import sysconfig
+import time
 
 import numba
 import numpy as np
@@ -178,6 +183,82 @@ def bench_identification():
         print(f"base_parameters {name}: {tb:7.3f} s ({len(rd.base_parameters(m).names)} of {10 * m.nb} parameters)")
 
 
+def bench_whole_robot(seconds=60.0, rate=1000.0, repeats=3):
+    """Whole-robot identification of panda's 7-DOF arm (the hand welded on, no fingers) from
+    `seconds` of `rate` Hz samples along an excitation trajectory, the synthetic truth of the tests
+    (robot_dynamics/test/identification_truth.py: links 20-35 % heavier, a 1.2 kg tool, friction,
+    armature; 0.05 N m noise): identify_dynamics (physically consistent; and from velocities only,
+    a = None) against a plain least squares on Pinocchio's computeJointTorqueRegressor looped over
+    the samples in Python (with viscous, Coulomb, offset and armature columns; numpy's lstsq) and
+    against FIGAROH (its regressor, zero-column elimination, pivoted-QR base parameters and least
+    squares), each timed in turn within a repeat. Returns the rows of the summary."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "robot_dynamics", "test"))
+    import identification_truth as truth_data
+    name = "panda"
+    prior, truth = truth_data.prior(name), truth_data.truth(name)
+    t = np.arange(int(seconds * rate)) / rate
+    q, v, a, tau = truth_data.measure(name, t, np.random.default_rng(0))
+    n, nv = q.shape
+    pmodel = pin.buildModelFromXML(truth_data.urdf_of_model(prior))
+    pdata = pmodel.createData()
+
+    def pinocchio_least_squares():
+        Y = np.empty((n, nv, 10 * nv + 4 * nv))
+        for k in range(n):
+            Y[k, :, :10 * nv] = pin.computeJointTorqueRegressor(pmodel, pdata, q[k], v[k], a[k])
+        Y[:, :, 10 * nv:] = 0.0
+        for j in range(nv):
+            Y[:, j, 10 * nv + 4 * j:10 * nv + 4 * j + 4] = np.c_[v[:, j], np.clip(v[:, j] / 0.01, -1, 1), np.ones(n),
+                                                                 a[:, j]]
+        return np.linalg.lstsq(Y.reshape(n * nv, -1), tau.reshape(-1), rcond=None)[0]
+
+    runs = {"ours, feasible": lambda: rd.identify_dynamics(prior, q, v, tau, a=a),
+            "ours, feasible, a = None": lambda: rd.identify_dynamics(prior, q, v, tau, t=t),
+            "least squares on Pinocchio's regressor loop": pinocchio_least_squares}
+    try:
+        import figaroh.tools.qrdecomposition as figaroh_qr
+        import figaroh.tools.regressor as figaroh_regressor
+        robot = type("Robot", (), {"model": pmodel, "data": pdata})()
+        config = {"has_friction": True, "has_actuator_inertia": True, "has_joint_offset": True,
+                  "is_joint_torques": True, "act_idxv": list(range(nv))}
+
+        def figaroh():
+            W = figaroh_regressor.build_regressor_basic(robot, q, v, a, config)
+            names = {f"p{i}": 0.0 for i in range(W.shape[1])}
+            eliminated, kept = figaroh_regressor.get_index_eliminate(W, names, 1e-6)
+            return figaroh_qr.QRDecomposer().decompose_with_pivoting(
+                tau.T.reshape(-1), figaroh_regressor.build_regressor_reduced(W, eliminated), kept)
+        runs["FIGAROH"] = figaroh
+    except ImportError as exc:
+        print(f"(FIGAROH not installed: {exc})")
+    print(f"\n## whole-robot identification, {name} 7-DOF: {seconds:g} s of {rate:g} Hz samples ({n} x {nv}); "
+          f"seconds, median of {repeats} runs taken in turn")
+    times = {k: [] for k in runs}
+    results = {}
+    for _ in range(repeats):
+        for k, fn in runs.items():
+            start = time.perf_counter()
+            results[k] = fn()
+            times[k].append(time.perf_counter() - start)
+    qh, vh, ah, tauh = truth_data.held_out(name)
+    ref = statistics.median(times["least squares on Pinocchio's regressor loop"])
+    rows = []
+    for k in runs:
+        tk = statistics.median(times[k])
+        accuracy = ""
+        if k.startswith("ours"):
+            est = results[k]
+            err = np.sqrt(np.mean((est.predict(qh, vh, ah) - tauh) ** 2))
+            accuracy = f"  held-out error {err / truth_data.TORQUE_NOISE:.3f} x noise, physical: {est.physical}"
+        print(f"{k:<45} {tk:8.3f} s   {tk / ref:5.2f}x the plain least squares{accuracy}")
+        rows.append((k, tk, tk / ref))
+    ours = statistics.median(times["ours, feasible"])
+    fig = f", FIGAROH / ours {statistics.median(times['FIGAROH']) / ours:.2f}x" if "FIGAROH" in times else ""
+    print(f"Goal: identify_dynamics (feasible) in at most 3x the plain least squares: {ours / ref:.2f}x "
+          f"({'met' if ours <= 3 * ref else 'NOT met'}){fig}")
+    return rows
+
+
 def markdown(rows, observer_rows):
     lines = ["| robot | algorithm | N | ours µs/state (1 thread) | ours (2 threads) | Pinocchio µs/state "
              "| ratio ours (1 thread)/Pinocchio | ours into out= (1 thread) | its ratio | a fresh output alone |",
@@ -205,6 +286,7 @@ def main():
         rows += r
         observer_rows.append(o)
     bench_identification()
+    bench_whole_robot()
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
     print("\n" + markdown(rows, observer_rows))
     print(f"\nGoal: the regressor at least 6x faster than Pinocchio's loop, one thread, a batch of "

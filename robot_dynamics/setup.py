@@ -57,7 +57,7 @@ setup(
         (f"share/{package_name}/urdf", sorted(glob("urdf/*.urdf"))),
     ],
     python_requires=">=3.10",
-    install_requires=["setuptools", "numpy", "numba", "xacro", "PyYAML"],
+    install_requires=["setuptools", "numpy", "numba", "xacro", "PyYAML", "scipy", "clarabel", "rosbags"],
     extras_require={"demo": ["mujoco", "matplotlib"]},
     tests_require=["pytest"],
     zip_safe=False,

@@ -1,4 +1,5 @@
-"""Command line: `robot-dynamics info|torques|demo` (also `python -m robot_dynamics.cli`)."""
+"""Command line: `robot-dynamics info|torques|demo|identify|excite` (also `python -m robot_dynamics.cli`;
+identify and excite: cli_identification.py)."""
 import argparse
 import math
 import re
@@ -6,6 +7,7 @@ import sys
 
 import numpy as np
 
+from . import cli_identification
 from . import dynamics as rd
 from .resources import DEFAULT_MODEL, MODELS, bundled_urdf
 from .urdf import URDFError, load_urdf
@@ -163,6 +165,8 @@ def _parser():
     demo = sub.add_parser("demo", help="dynamics of a bundled arm at a few poses")
     demo.add_argument("--model", default=DEFAULT_MODEL, choices=list(MODELS))
     demo.set_defaults(run=cmd_demo)
+    cli_identification.add_parsers(sub, urdf_help, lambda args: cli_identification.identify(args, _load(args)),
+                                   lambda args: cli_identification.excite(args, _load(args)))
     return p
 
 
@@ -170,7 +174,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     try:
         return args.run(args)
-    except (URDFError, ValueError, KeyError) as exc:
+    except (URDFError, ValueError, KeyError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"{PROG}: error: {msg}", file=sys.stderr)
         return 2

@@ -11,6 +11,9 @@ Each function lives in the module of its subject and is re-exported here:
     configuration   neutral, integrate, difference, random_configuration, root_coordinates, ...
     regressor       joint_torque_regressor, inertial_parameters, base_parameters
     identification  identify_payload, identify_payload_from_momentum, PayloadEstimate
+    dynamic_identification  identify_dynamics (DynamicsEstimate): inertias, friction, armature
+    friction        friction_torques
+    excitation      excitation_trajectory (ExcitationTrajectory)
     observer        MomentumObserver, generalized_momentum, external_torques, estimate_wrench
     derivatives     inverse_dynamics_derivatives, forward_dynamics_derivatives
     constrained     constrained_forward_dynamics, constraint_jacobian, ConstraintError
@@ -38,7 +41,10 @@ from .constrained import ConstraintError, constrained_forward_dynamics, constrai
 from .constrained_hybrid import constrained_hybrid_dynamics  # noqa: F401
 from .constrained_inverse import constrained_inverse_dynamics, contact_inverse_dynamics  # noqa: F401
 from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives  # noqa: F401
+from .dynamic_identification import DynamicsEstimate, identify_dynamics  # noqa: F401
+from .excitation import ExcitationTrajectory, excitation_trajectory  # noqa: F401
 from .frame_motion import frame_acceleration, frame_velocity  # noqa: F401
+from .friction import friction_torques  # noqa: F401
 from .identification import PayloadEstimate, identify_payload, identify_payload_from_momentum  # noqa: F401
 from .inverse_kinematics import IKResult, Manipulability, inverse_kinematics, manipulability  # noqa: F401
 from .observer import MomentumObserver, estimate_wrench, external_torques, generalized_momentum  # noqa: F401

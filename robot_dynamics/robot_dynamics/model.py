@@ -13,6 +13,9 @@ from . import layout as L
 
 REVOLUTE, PRISMATIC, FREE, PLANAR = L.REVOLUTE, L.PRISMATIC, L.FREE, L.PLANAR
 REFERENCES = ("world", "local", "local_world_aligned")
+#: the columns of Model.friction, and the default Coulomb smoothing band [rad/s or m/s]
+FRICTION_TERMS = ("viscous", "coulomb", "offset")
+COULOMB_BAND = 0.01
 
 
 def skew(x):
@@ -150,8 +153,12 @@ class Model:
     nv: int = 0
     _gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     _armature: np.ndarray = None
+    _friction: np.ndarray = None     # (joints, 3): FRICTION_TERMS per entry of joint_names
+    _coulomb_band: np.ndarray = None
     #: the dynamics API's buffers for single-state calls (dynamics.Workspace), made on first use
     workspace: object = field(default=None, repr=False, compare=False)
+    #: the URDF text load_urdf read (written back with identified dynamics by DynamicsEstimate.to_urdf)
+    urdf: str = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         self.nb = len(self.body_names)
@@ -164,6 +171,9 @@ class Model:
         self._offset = (sum(j.nq for j in multi), sum(j.nv for j in multi))
         if self._armature is None:
             self._armature = np.zeros(self.nv)
+        n = len(self.joint_names)
+        self._friction = np.zeros((n, 3)) if self._friction is None else self._friction
+        self._coulomb_band = np.full(n, COULOMB_BAND) if self._coulomb_band is None else self._coulomb_band
         self.packed = np.zeros((self.nb + 1, L.NCOL))
         self._pack()
 
@@ -225,6 +235,36 @@ class Model:
                              f"{self.joint_names}), got {value!r}")
         self._armature = np.concatenate((np.zeros(self.joint_offset[1]), arm))
         self._pack()
+
+    @property
+    def friction(self):
+        """Joint friction, a row per entry of joint_names and a column per FRICTION_TERMS: viscous
+        [N m s/rad or N s/m], Coulomb [N m or N], offset [N m or N] (URDF <dynamics damping friction>
+        and the offset of the <robot_dynamics> extension). Not part of inverse dynamics:
+        friction.friction_torques evaluates it."""
+        return self._friction.copy()
+
+    @friction.setter
+    def friction(self, value):
+        f = np.array(value, float)
+        n = len(self.joint_names)
+        if f.shape != (n, 3) or not np.all(np.isfinite(f)):
+            raise ValueError(f"friction must be {n} rows of 3 finite numbers ({', '.join(FRICTION_TERMS)} of each "
+                             f"joint {self.joint_names}), got {value!r}")
+        self._friction = f
+
+    @property
+    def coulomb_band(self):
+        """Per joint, the speed below which Coulomb friction is smoothed: fc * clip(v / band, -1, 1)
+        [rad/s or m/s]."""
+        return self._coulomb_band.copy()
+
+    @coulomb_band.setter
+    def coulomb_band(self, value):
+        band = per_joint(value, len(self.joint_names), "coulomb_band")
+        if np.any(band <= 0):
+            raise ValueError(f"coulomb_band must be positive (one value or one per joint), got {value!r}")
+        self._coulomb_band = band
 
     def set_body_inertia(self, body, inertia):
         """Replace one body's 10 inertia parameters (e.g. a payload added on the tool)."""

@@ -145,6 +145,14 @@ def base_parameters(model, samples=None, seed=0, tol=1e-8):
     q = np.atleast_2d(random_configuration(model, rng, n))
     v, a = rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
     W = joint_torque_regressor(model, q, v, a).reshape(n * model.nv, ncol)
+    return base_of_regressor(W, inertial_parameter_names(model), tol)
+
+
+def base_of_regressor(W, names, tol=1e-8):
+    """BaseParameters of a stacked regressor W (a row per equation, a column per parameter,
+    named by `names`), as base_parameters finds them: e.g. of the inertial regressor with
+    friction and armature columns beside it (dynamic_identification)."""
+    ncol = W.shape[1]
     norms = np.linalg.norm(W, axis=0)
     live = norms > ZERO_COLUMN * max(norms.max(), np.finfo(float).tiny)
     Ws = W[:, live] / norms[live]
@@ -160,7 +168,6 @@ def base_parameters(model, samples=None, seed=0, tol=1e-8):
     matrix = np.zeros((len(independent), ncol))
     matrix[np.arange(len(independent)), independent] = 1.0
     matrix[:, dependent] = B
-    names = inertial_parameter_names(model)
     # the written combinations leave out terms below 1e-10 of a column (the scaled entries are of
     # order one; rounding noise is ~1e-16): `matrix` keeps them
     combos = [{names[independent[i]]: 1.0, **{names[d]: float(B[i, k]) for k, d in enumerate(dependent)

@@ -18,6 +18,7 @@ import numpy as np
 from .model import (FREE, PLANAR, PRISMATIC, REVOLUTE, Frame, Joint, Model, inertia_about_origin,
                     transform_inertia)
 from .resources import MODELS, urdf_file
+from .urdf_dynamics import joint_dynamics, set_joint_dynamics
 
 log = logging.getLogger("robot_dynamics.urdf")
 
@@ -201,7 +202,7 @@ class _Joint:
         mimic = el.find("mimic")
         self.mimic = None if mimic is None else (
             mimic.get("joint"), number(mimic.attrib, "multiplier", "1"), number(mimic.attrib, "offset", "0"))
-        self.what = what
+        self.what, self.dynamics = what, joint_dynamics(el, what, warnings, URDFError)
 
 
 def load_urdf(source, floating_base=False, root=None, tip=None, gravity=None, strict=False):
@@ -212,7 +213,7 @@ def load_urdf(source, floating_base=False, root=None, tip=None, gravity=None, st
     link. root: take the subtree below this link. tip: keep only the chain root -> tip (and
     links welded to it). strict: refuse what would only be warned about (model.warnings).
     """
-    doc = _Document(urdf_text(str(source)))
+    doc = _Document(text := urdf_text(str(source)))
     robot, warnings = doc.root, []
     links = {}
     for el in robot.findall("link"):
@@ -265,8 +266,9 @@ def load_urdf(source, floating_base=False, root=None, tip=None, gravity=None, st
         raise URDFError(f"links {lost} are not connected to root {root!r}: the joints form a cycle")
     if strict and warnings:
         raise URDFError("strict loading refused the robot description: " + "; ".join(warnings))
-    for text in warnings:
-        log.warning("%s; loaded as given", text)
+    for line in warnings:
+        log.warning("%s; loaded as given", line)
+    model.urdf = text
     return model
 
 
@@ -404,6 +406,7 @@ def _model_from_bodies(name, bodies, frames, joint_frames, warnings, gravity):
         q_source=np.array(q_src, int), q_scale=np.array(q_scale), q_offset=np.array(q_off),
         v_source=np.array(v_src, int), v_scale=np.array(v_scale), v_is_mimic=np.array(v_mimic, bool),
         frames=frames, joint_frames=joint_frames, warnings=list(warnings), nq=iq, nv=iv)
+    set_joint_dynamics(model, [j.dynamics for j in leaders])
     if gravity is not None:
         model.gravity = gravity
     return model
