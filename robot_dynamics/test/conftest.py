@@ -1,20 +1,99 @@
+"""What every test module shares: the test robots, the `pair` fixture (our model and Pinocchio's for
+one robot, oracle.Pair), DDS isolation for the ROS tests, and the `client` fixture that talks to
+node processes (rosnode.py holds the node helpers).
+
+- `ROBOTS`: the one list of test robots, (name in oracle.URDFS, on a free flyer); a test taking
+  `pair` runs once per robot. A module runs a subset with `pytestmark = pytest.mark.robots(<ids>)`
+  (ids as `robot_id` writes them: "talos-freeflyer").
+- random states: `pair.states(n, seed)` (oracle.Pair.states: q within the limits, v, a, and with
+  tau=True a random torque).
+- DDS: each pytest process (each xdist worker) gets its own ROS_DOMAIN_ID, LOCALHOST discovery.
+"""
 import os
 import random
 import sys
+import zlib
 
 import pytest
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-# DDS isolation for every ROS test of this session (and the processes they start)
-os.environ["ROS_DOMAIN_ID"] = str(random.SystemRandom().randint(1, 100))
-os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+#: the test robots: fixed, free flyer, mimic, planar and floating joints (root and mid-tree)
+ROBOTS = [("panda", False), ("ur5", False), ("talos", False), ("talos", True), ("mimic", False), ("mimic", True),
+          ("puma560", False), ("biped", True), ("planar_base_arm", False), ("floating_object_arm", False)]
+#: ROS_DOMAIN_IDs valid with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (each takes its own UDP ports)
+DOMAINS = range(1, 102)
+
+
+def robot_id(robot):
+    return robot[0] + ("-freeflyer" if robot[1] else "")
+
+
+def domain_id():
+    """A random domain for a plain run; under xdist the run's random base plus the worker's index, so
+    that the workers of one run never share a domain (their nodes and clients stay apart)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return random.SystemRandom().choice(DOMAINS)
+    base = zlib.crc32(os.environ["PYTEST_XDIST_TESTRUNUID"].encode())     # random per run, the same in every worker
+    return DOMAINS[(base + int(worker.removeprefix("gw"))) % len(DOMAINS)]
+
+
+# DDS isolation for every ROS test of this process (and the processes they start)
+os.environ["ROS_DOMAIN_ID"] = str(domain_id())
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "robots(*ids): the test robots (conftest.ROBOTS, by id) a module's `pair` takes")
+
+
+def pytest_generate_tests(metafunc):
+    """`pair` over ROBOTS, or over the ids of the module's `robots` marker (a module that defines a
+    `pair` fixture of its own keeps it)."""
+    if "pair" not in metafunc.fixturenames or hasattr(metafunc.module, "pair"):
+        return
+    marker = metafunc.definition.get_closest_marker("robots")
+    robots = ROBOTS
+    if marker is not None:
+        known = {robot_id(r): r for r in ROBOTS}
+        unknown = [i for i in marker.args if i not in known]
+        assert not unknown, f"robots({', '.join(unknown)}): not in conftest.ROBOTS"
+        robots = [known[i] for i in marker.args]
+    metafunc.parametrize("pair", robots, ids=robot_id, indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
+def pair(request):
+    """Our model and Pinocchio's of one test robot (oracle.Pair), one per module: tests may change
+    its armature or gravity if they put it back."""
+    from oracle import Pair    # noqa: PLC0415 (Pinocchio is imported by the modules that use it)
+    return Pair(*request.param)
+
+
+# --- the URDFs Pinocchio refuses (test_robot_sweep), said at the end of the run ------------------
+def refused_by_pinocchio():
+    sweep = sys.modules.get("test_robot_sweep")
+    return dict(getattr(sweep, "REFUSED_BY_PINOCCHIO", None) or {})
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workeroutput"):      # an xdist worker: hand them to the controller
+        session.config.workeroutput["refused_by_pinocchio"] = refused_by_pinocchio()
+
+
+_REFUSED_IN_WORKERS = {}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _REFUSED_IN_WORKERS.update(getattr(node, "workeroutput", {}).get("refused_by_pinocchio", {}))
 
 
 def pytest_terminal_summary(terminalreporter):
     """The real URDFs that Pinocchio refuses, with what our loader says of each (test_robot_sweep)."""
-    sweep = sys.modules.get("test_robot_sweep")
-    refused = getattr(sweep, "REFUSED_BY_PINOCCHIO", None)
+    refused = {**refused_by_pinocchio(), **_REFUSED_IN_WORKERS}
     if refused:
         terminalreporter.section("URDFs that Pinocchio refuses")
         for path, what in sorted(refused.items()):   # example-robot-data's, then pybullet_data/...

@@ -75,6 +75,12 @@ class Pair:
         q[m.joint_offset[0]:] = rng.uniform(lo, hi)
         return q, rng.uniform(-2, 2, m.nv), rng.uniform(-3, 3, m.nv)
 
+    def states(self, n, seed=0, tau=False):
+        """n random states (q, v, a), each drawn by random_state from one generator seeded with
+        `seed`; with tau=True each also has a random joint torque, (q, v, a, tau)."""
+        rng = np.random.default_rng(seed)
+        return [self.random_state(rng) + ((rng.uniform(-5, 5, self.model.nv),) if tau else ()) for _ in range(n)]
+
     def pin_q(self, q):
         m = self.model
         full = q[m.q_source] * m.q_scale + m.q_offset

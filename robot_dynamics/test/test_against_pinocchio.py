@@ -1,25 +1,15 @@
-"""Every algorithm against Pinocchio on real robots, at 100 random states each."""
+"""Every algorithm against Pinocchio on the test robots (conftest.ROBOTS), at 100 random states each."""
 import numpy as np
 import pytest
 
-from oracle import Pair, pin, rel_err
+from oracle import pin, rel_err
 from robot_dynamics import dynamics as rd
 
-ROBOTS = [("panda", False), ("ur5", False), ("talos", False), ("talos", True), ("mimic", False), ("mimic", True),
-          ("puma560", False), ("biped", True),
-          ("planar_base_arm", False), ("floating_object_arm", False)]
 N_STATES, TOL = 100, 1e-9
 
 
-@pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: f"{r[0]}{'-freeflyer' if r[1] else ''}")
-def pair(request):
-    return Pair(*request.param)
-
-
-def states(pair, seed=0):
-    rng = np.random.default_rng(seed)
-    for _ in range(N_STATES):
-        yield pair.random_state(rng) + (rng.uniform(-5, 5, pair.model.nv),)
+def states(pair):
+    return pair.states(N_STATES, tau=True)
 
 
 def test_inverse_dynamics_gravity_bias(pair):

@@ -7,14 +7,7 @@ import pytest
 from oracle import Pair, pin
 from robot_dynamics import dynamics as rd
 
-ROBOTS = [("planar_base_arm", False), ("floating_object_arm", False), ("mimic", True), ("talos", True)]
-
-
-@pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: r[0] + ("-freeflyer" if r[1] else ""))
-def pair(request):
-    return Pair(*request.param)
-
-
+pytestmark = pytest.mark.robots("planar_base_arm", "floating_object_arm", "mimic-freeflyer", "talos-freeflyer")
 def same_configuration(pair, pin_a, pin_b, leaders_only=False):
     """Pinocchio configurations equal up to the sign of each quaternion (leaders_only: not
     comparing mimic joints, whose offset Pinocchio's neutral does not know)."""

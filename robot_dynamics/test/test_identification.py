@@ -11,14 +11,7 @@ from robot_dynamics import load_urdf
 from robot_dynamics.layout import SUBTREE_END
 from robot_dynamics.resources import bundled_urdf
 
-ROBOTS = [("panda", False), ("ur5", False), ("talos", False), ("talos", True), ("mimic", False), ("mimic", True),
-          ("puma560", False), ("biped", True), ("planar_base_arm", False), ("floating_object_arm", False)]
 TOL = 1e-9
-
-
-@pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: f"{r[0]}{'-freeflyer' if r[1] else ''}")
-def pair(request):
-    return Pair(*request.param)
 
 
 def pin_columns(P):

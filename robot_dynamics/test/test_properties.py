@@ -7,18 +7,12 @@ import pytest
 from oracle import Pair
 from robot_dynamics import dynamics as rd
 
-ROBOTS = [("panda", False), ("talos", True), ("mimic", False), ("mimic", True), ("puma560", False), ("biped", True),
-          ("planar_base_arm", False), ("floating_object_arm", False)]
+pytestmark = pytest.mark.robots("panda", "talos-freeflyer", "mimic", "mimic-freeflyer", "puma560", "biped-freeflyer",
+                                "planar_base_arm", "floating_object_arm")
 
 
-@pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: r[0] + ("-freeflyer" if r[1] else ""))
-def pair(request):
-    return Pair(*request.param)
-
-
-def states(pair, n=20, seed=3):
-    rng = np.random.default_rng(seed)
-    return [pair.random_state(rng) for _ in range(n)]
+def states(pair, n=20):
+    return pair.states(n, seed=3)
 
 
 def test_mass_matrix_symmetric_positive_definite(pair):
