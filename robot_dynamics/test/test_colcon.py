@@ -97,7 +97,7 @@ def test_colcon_test_runs_the_package_tests(workspace):
     """`colcon test` finds and runs the package's tests (here two quick library files; without
     --pytest-args it runs them all, the DDS tests too where ROS 2 is installed)."""
     ran = in_workspace(workspace, "colcon test --packages-select robot_dynamics --event-handlers console_direct+ "
-                                  "--pytest-args test/test_planar_2link.py test/test_configuration.py", timeout=900)
+                                  "--pytest-args test/test_calling.py test/test_configuration.py", timeout=900)
     assert ran.returncode == 0, ran.stdout[-5000:] + ran.stderr[-5000:]
     result = in_workspace(workspace, "colcon test-result --all --verbose", timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr

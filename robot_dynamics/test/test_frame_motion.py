@@ -7,10 +7,9 @@ bad inputs refused by name."""
 import numpy as np
 import pytest
 
-from oracle import URDFS, Pair, pin, rel_err
+from oracle import URDFS, Pair, far_away, pin, rel_err
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
-from test_far_from_origin import far_away
 
 REFERENCES = ("world", "local", "local_world_aligned")
 N_STATES, TOL = 30, 1e-9

@@ -49,7 +49,7 @@ def test_names_are_the_tables():
         assert targets[:-1] == [prefix + f for f in fields], (module, line, targets, fields)
 
 
-@pytest.mark.parametrize("table", TABLES, ids=lambda t: f"{t[0].removeprefix('robot_dynamics.')}:{t[1]}")
+@pytest.mark.parametrize("table", TABLES, ids=lambda t: f"{t[0].removeprefix('robot_dynamics.')}:{t[2][0]}")
 def test_fields_are_disjoint_and_within_the_width(table):
     """Each name's column range [first, first + width) follows the previous one's: no two fields
     share a column; a workspace's columns (W_*) end within its module's WIDTH."""
