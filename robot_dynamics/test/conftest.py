@@ -47,6 +47,8 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "robots(*ids): the test robots (conftest.ROBOTS, by id) a module's `pair` takes")
+    config.addinivalue_line("markers", "slow: checks of the whole package or of every robot installed here, left "
+                                       "out of `make test-quick` (`make test` runs them)")
 
 
 def pytest_generate_tests(metafunc):
@@ -98,6 +100,25 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("URDFs that Pinocchio refuses")
         for path, what in sorted(refused.items()):   # example-robot-data's, then pybullet_data/...
             terminalreporter.write_line(f"{path}: {what}")
+
+
+# --- CPU time per test (TEST_CPU_LOG=<file>): what the machine's load does not change, unlike durations -----
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item):
+    log = os.environ.get("TEST_CPU_LOG")
+    if not log:
+        yield
+        return
+    import resource    # noqa: PLC0415
+    import time        # noqa: PLC0415
+
+    def cpu():
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    start, wall = cpu(), time.monotonic()
+    yield
+    with open(log, "a") as f:
+        f.write(f"{cpu() - start:.3f}\t{time.monotonic() - wall:.3f}\t{item.nodeid}\n")
 
 
 @pytest.fixture(scope="module")
