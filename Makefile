@@ -21,7 +21,7 @@ OVERLAY = source install/setup.bash &&
 SOAK   ?=
 export OPENBLAS_NUM_THREADS := 1
 
-.PHONY: venv test demo demo-legged demo-five-bar demo-timing bench clean clean-cache
+.PHONY: venv test test-quick demo demo-legged demo-five-bar demo-timing bench clean clean-cache
 
 $(STAMP): $(REQS) scripts/write_underlay.sh
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -40,8 +40,17 @@ $(BUILT): $(STAMP) $(PACKAGE_FILES)
 
 venv: $(BUILT)
 
+# `make test`: every test, the test files spread over TEST_JOBS processes (pytest-xdist; each file
+# stays in one process, so a module's fixtures, node processes included, are made once; conftest.py
+# gives each process its own ROS_DOMAIN_ID). `make test-quick`: the library without DDS and without
+# the whole-package checks, for the edit loop (DEVELOPERS.md, "Tests").
+TEST_JOBS ?= 2
+PYTEST    = pytest -q -n $(TEST_JOBS) --dist loadfile
 test: $(BUILT)
-	$(OVERLAY) pytest -q robot_dynamics/test
+	$(OVERLAY) $(PYTEST) robot_dynamics/test
+
+test-quick: $(BUILT)
+	$(OVERLAY) $(PYTEST) -m "not ros and not slow" robot_dynamics/test
 
 demo: $(BUILT)   # the node in closed loop with a simulated arm (MuJoCo); table + out/closed_loop_demo.png
 	$(OVERLAY) install/robot_dynamics/lib/robot_dynamics/closed_loop_demo

@@ -45,6 +45,21 @@ os.environ["ROS_DOMAIN_ID"] = str(domain_id())
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 
 
+#: left out of `make test-quick` (marked `slow` here, in one place): checks of the whole package (every
+#: module imported alone, pip install, the cache guard's recompiles), of every robot installed here, and
+#: the lane code's batches of 10000 and its second lane width (compiled on first use)
+SLOW = {"test_robot_sweep.py": "*", "test_packaging.py": "*", "test_cache_guard.py": "*",
+        "test_imports.py": {"test_every_module_imports_alone"},
+        "test_lanes.py": {"test_batches_of_10000_equal_single_calls", "test_both_lane_widths_give_the_same_results"}}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        slow = SLOW.get(item.path.name, ())
+        if slow == "*" or item.originalname in slow:
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "robots(*ids): the test robots (conftest.ROBOTS, by id) a module's `pair` takes")
     config.addinivalue_line("markers", "slow: checks of the whole package or of every robot installed here, left "
