@@ -40,12 +40,12 @@ $(BUILT): $(STAMP) $(PACKAGE_FILES)
 
 venv: $(BUILT)
 
-# `make test`: every test, the test files spread over TEST_JOBS processes (pytest-xdist; each file
-# stays in one process, so a module's fixtures, node processes included, are made once; conftest.py
-# gives each process its own ROS_DOMAIN_ID). `make test-quick`: the library without DDS and without
-# the whole-package checks, for the edit loop (DEVELOPERS.md, "Tests").
+# `make test`: every test, spread over TEST_JOBS processes (pytest-xdist; a ROS module's tests stay in
+# one process, so that its node processes start once; conftest.py gives each process its own
+# ROS_DOMAIN_ID). `make test-quick`: the library without DDS and without the whole-package checks, for
+# the edit loop (DEVELOPERS.md, "Tests").
 TEST_JOBS ?= 2
-PYTEST    = pytest -q -n $(TEST_JOBS) --dist loadfile
+PYTEST    = pytest -q -n $(TEST_JOBS) --dist loadgroup
 test: $(BUILT)
 	$(OVERLAY) $(PYTEST) robot_dynamics/test
 

@@ -53,11 +53,17 @@ SLOW = {"test_robot_sweep.py": "*", "test_packaging.py": "*", "test_cache_guard.
         "test_lanes.py": {"test_batches_of_10000_equal_single_calls", "test_both_lane_widths_give_the_same_results"}}
 
 
+@pytest.hookimpl(tryfirst=True)      # before xdist reads the groups
 def pytest_collection_modifyitems(items):
+    """The `slow` marks; and under `--dist loadgroup` (make test) a ROS module's tests stay together
+    in one process (its fixtures start node processes once), while a library module's spread over
+    the processes one test at a time (test_lanes alone is a quarter of the library's CPU)."""
     for item in items:
         slow = SLOW.get(item.path.name, ())
         if slow == "*" or item.originalname in slow:
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("ros"):
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
 
 
 def pytest_configure(config):

@@ -65,10 +65,19 @@ def clean_environment():
             if not k.startswith(("AMENT", "COLCON", "PYTHONPATH", "CMAKE_PREFIX", "VIRTUAL_ENV"))}
 
 
-def in_workspace(ws, command, **kwargs):
-    """Run a shell command with the underlay and the workspace's install/setup.bash sourced."""
+def in_workspace(ws, command, timeout):
+    """Run a shell command with the underlay and the workspace's install/setup.bash sourced; on a
+    timeout its whole process group is killed (colcon's build and the install's compile with it)."""
     script = f'source "{UNDERLAY}" && cd "{ws}" && {{ [ ! -f install/setup.bash ] || source install/setup.bash; }} && {command}'
-    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=clean_environment(), **kwargs)
+    process = subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=clean_environment(), start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +110,7 @@ share = get_package_share_directory("robot_dynamics")
 print(" ".join(sorted(os.listdir(os.path.join(share, "launch")))))
 print(" ".join(sorted(f for f in os.listdir(os.path.join(get_package_prefix("robot_dynamics"), "lib", "robot_dynamics"))
                       if os.access(os.path.join(get_package_prefix("robot_dynamics"), "lib", "robot_dynamics", f), os.X_OK))))
-'""")
+'""", timeout=120)
     assert probe.returncode == 0, probe.stderr
     module, interfaces, prefix, launch_files, executables = probe.stdout.splitlines()
     install = os.path.join(workspace, "install")
