@@ -25,7 +25,7 @@ OVERLAY = source install/setup.bash &&
 SOAK   ?=
 export OPENBLAS_NUM_THREADS := 1
 
-.PHONY: venv test demo demo-legged demo-five-bar demo-timing bench clean clean-cache
+.PHONY: venv test test-quick demo demo-legged demo-five-bar demo-timing bench clean clean-cache
 
 $(STAMP): $(REQS) scripts/write_underlay.sh
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -48,8 +48,17 @@ $(BUILT): $(INTERFACES) $(PACKAGE_FILES)
 
 venv: $(BUILT)
 
+# `make test`: every test, spread over TEST_JOBS processes (pytest-xdist; a ROS module's tests stay in
+# one process, so that its node processes start once; conftest.py gives each process its own
+# ROS_DOMAIN_ID). `make test-quick`: the library without DDS and without the whole-package checks, for
+# the edit loop (DEVELOPERS.md, "Tests").
+TEST_JOBS ?= 2
+PYTEST    = pytest -q -n $(TEST_JOBS) --dist loadgroup
 test: $(BUILT)
-	$(OVERLAY) pytest -q robot_dynamics/test
+	$(OVERLAY) $(PYTEST) robot_dynamics/test
+
+test-quick: $(BUILT)
+	$(OVERLAY) $(PYTEST) -m "not ros and not slow" robot_dynamics/test
 
 demo: $(BUILT)   # the node in closed loop with a simulated arm (MuJoCo); table + out/closed_loop_demo.png
 	$(OVERLAY) install/robot_dynamics/lib/robot_dynamics/closed_loop_demo

@@ -1,24 +1,145 @@
+"""What every test module shares: the test robots, the `pair` fixture (our model and Pinocchio's for
+one robot, oracle.Pair), DDS isolation for the ROS tests, and the `client` fixture that talks to
+node processes (rosnode.py holds the node helpers).
+
+- `ROBOTS`: the one list of test robots, (name in oracle.URDFS, on a free flyer); a test taking
+  `pair` runs once per robot. A module runs a subset with `pytestmark = pytest.mark.robots(<ids>)`
+  (ids as `robot_id` writes them: "talos-freeflyer").
+- random states: `pair.states(n, seed)` (oracle.Pair.states: q within the limits, v, a, and with
+  tau=True a random torque).
+- DDS: each pytest process (each xdist worker) gets its own ROS_DOMAIN_ID, LOCALHOST discovery.
+"""
 import os
 import random
 import sys
+import zlib
 
 import pytest
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-# DDS isolation for every ROS test of this session (and the processes they start)
-os.environ["ROS_DOMAIN_ID"] = str(random.SystemRandom().randint(1, 100))
-os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+#: the test robots: fixed, free flyer, mimic, planar and floating joints (root and mid-tree)
+ROBOTS = [("panda", False), ("ur5", False), ("talos", False), ("talos", True), ("mimic", False), ("mimic", True),
+          ("puma560", False), ("biped", True), ("planar_base_arm", False), ("floating_object_arm", False)]
+#: ROS_DOMAIN_IDs valid with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (each takes its own UDP ports)
+DOMAINS = range(1, 102)
+
+
+def robot_id(robot):
+    return robot[0] + ("-freeflyer" if robot[1] else "")
+
+
+def domain_id():
+    """A random domain for a plain run; under xdist the run's random base plus the worker's index, so
+    that the workers of one run never share a domain (their nodes and clients stay apart)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return random.SystemRandom().choice(DOMAINS)
+    base = zlib.crc32(os.environ["PYTEST_XDIST_TESTRUNUID"].encode())     # random per run, the same in every worker
+    return DOMAINS[(base + int(worker.removeprefix("gw"))) % len(DOMAINS)]
+
+
+# DDS isolation for every ROS test of this process (and the processes they start)
+os.environ["ROS_DOMAIN_ID"] = str(domain_id())
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+
+
+#: left out of `make test-quick` (marked `slow` here, in one place): checks of the whole package (every
+#: module imported alone, pip install, the cache guard's recompiles), of every robot installed here, and
+#: the lane code's batches of 10000 and its second lane width (compiled on first use)
+SLOW = {"test_robot_sweep.py": "*", "test_packaging.py": "*", "test_cache_guard.py": "*",
+        "test_imports.py": {"test_every_module_imports_alone"},
+        "test_lanes.py": {"test_batches_of_10000_equal_single_calls", "test_both_lane_widths_give_the_same_results"}}
+
+
+@pytest.hookimpl(tryfirst=True)      # before xdist reads the groups
+def pytest_collection_modifyitems(items):
+    """The `slow` marks; and under `--dist loadgroup` (make test) a ROS module's tests stay together
+    in one process (its fixtures start node processes once), while a library module's spread over
+    the processes one test at a time (test_lanes alone is a quarter of the library's CPU)."""
+    for item in items:
+        slow = SLOW.get(item.path.name, ())
+        if slow == "*" or item.originalname in slow:
+            item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("ros"):
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "robots(*ids): the test robots (conftest.ROBOTS, by id) a module's `pair` takes")
+    config.addinivalue_line("markers", "slow: checks of the whole package or of every robot installed here, left "
+                                       "out of `make test-quick` (`make test` runs them)")
+
+
+def pytest_generate_tests(metafunc):
+    """`pair` over ROBOTS, or over the ids of the module's `robots` marker (a module that defines a
+    `pair` fixture of its own keeps it)."""
+    if "pair" not in metafunc.fixturenames or hasattr(metafunc.module, "pair"):
+        return
+    marker = metafunc.definition.get_closest_marker("robots")
+    robots = ROBOTS
+    if marker is not None:
+        known = {robot_id(r): r for r in ROBOTS}
+        unknown = [i for i in marker.args if i not in known]
+        assert not unknown, f"robots({', '.join(unknown)}): not in conftest.ROBOTS"
+        robots = [known[i] for i in marker.args]
+    metafunc.parametrize("pair", robots, ids=robot_id, indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
+def pair(request):
+    """Our model and Pinocchio's of one test robot (oracle.Pair), one per module: tests may change
+    its armature or gravity if they put it back."""
+    from oracle import Pair    # noqa: PLC0415 (Pinocchio is imported by the modules that use it)
+    return Pair(*request.param)
+
+
+# --- the URDFs Pinocchio refuses (test_robot_sweep), said at the end of the run ------------------
+def refused_by_pinocchio():
+    sweep = sys.modules.get("test_robot_sweep")
+    return dict(getattr(sweep, "REFUSED_BY_PINOCCHIO", None) or {})
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workeroutput"):      # an xdist worker: hand them to the controller
+        session.config.workeroutput["refused_by_pinocchio"] = refused_by_pinocchio()
+
+
+_REFUSED_IN_WORKERS = {}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _REFUSED_IN_WORKERS.update(getattr(node, "workeroutput", {}).get("refused_by_pinocchio", {}))
 
 
 def pytest_terminal_summary(terminalreporter):
     """The real URDFs that Pinocchio refuses, with what our loader says of each (test_robot_sweep)."""
-    sweep = sys.modules.get("test_robot_sweep")
-    refused = getattr(sweep, "REFUSED_BY_PINOCCHIO", None)
+    refused = {**refused_by_pinocchio(), **_REFUSED_IN_WORKERS}
     if refused:
         terminalreporter.section("URDFs that Pinocchio refuses")
         for path, what in sorted(refused.items()):   # example-robot-data's, then pybullet_data/...
             terminalreporter.write_line(f"{path}: {what}")
+
+
+# --- CPU time per test (TEST_CPU_LOG=<file>): what the machine's load does not change, unlike durations -----
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item):
+    log = os.environ.get("TEST_CPU_LOG")
+    if not log:
+        yield
+        return
+    import resource    # noqa: PLC0415
+    import time        # noqa: PLC0415
+
+    def cpu():
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    start, wall = cpu(), time.monotonic()
+    yield
+    with open(log, "a") as f:
+        f.write(f"{cpu() - start:.3f}\t{time.monotonic() - wall:.3f}\t{item.nodeid}\n")
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """Pinocchio as a test oracle: the same robot loaded in both, states mapped by joint name."""
 import os
+import re
 import sysconfig
 import xml.etree.ElementTree as ET
 
@@ -74,6 +75,12 @@ class Pair:
         lo, hi = np.where(bounded, m.lower_limits, -3.0), np.where(bounded, m.upper_limits, 3.0)
         q[m.joint_offset[0]:] = rng.uniform(lo, hi)
         return q, rng.uniform(-2, 2, m.nv), rng.uniform(-3, 3, m.nv)
+
+    def states(self, n, seed=0, tau=False):
+        """n random states (q, v, a), each drawn by random_state from one generator seeded with
+        `seed`; with tau=True each also has a random joint torque, (q, v, a, tau)."""
+        rng = np.random.default_rng(seed)
+        return [self.random_state(rng) + ((rng.uniform(-5, 5, self.model.nv),) if tau else ()) for _ in range(n)]
 
     def pin_q(self, q):
         m = self.model
@@ -191,3 +198,34 @@ def rel_err(a, b):
     if not a.size:
         return 0.0
     return float(np.abs(a - b).max() / max(1.0, np.abs(b).max()))
+
+
+# --- a robot far from the world origin (URDFs written into tmp_path) -----------------------------
+def _root(text):
+    links = re.findall(r'<link\s+name="([^"]+)"', text)
+    children = set(re.findall(r'<child\s+link="([^"]+)"', text))
+    return next(link for link in links if link not in children)
+
+
+def _prepend(path, tmp_path, name, extra):
+    """A copy of the URDF at `path` with `extra` (links and joints above its root) added."""
+    text = open(path).read()
+    extra = extra.replace("ROOT", _root(text))
+    out = tmp_path / f"{name}.urdf"
+    out.write_text(re.sub(r"(<robot[^>]*>)", lambda m: m.group(1) + extra, text, count=1))
+    return str(out)
+
+
+def far_away(path, tmp_path, name, xyz="1000 -700 300"):
+    """The robot bolted to the ground 1.26 km from the map origin."""
+    return _prepend(path, tmp_path, name, f'<link name="map"/><joint name="far" type="fixed"><parent link="map"/>'
+                                          f'<child link="ROOT"/><origin xyz="{xyz}" rpy="0.1 0.2 0.3"/></joint>')
+
+
+def on_slides(path, tmp_path, name, limit=1e6):
+    """The robot on x and y slides with placeholder limits, as mobile bases are often modelled."""
+    slide = '<limit lower="-{0}" upper="{0}" effort="100" velocity="1"/>'.format(limit)
+    return _prepend(path, tmp_path, name,
+                    '<link name="map"/><link name="slide_x"/>'
+                    f'<joint name="x" type="prismatic"><parent link="map"/><child link="slide_x"/><axis xyz="1 0 0"/>{slide}</joint>'
+                    f'<joint name="y" type="prismatic"><parent link="slide_x"/><child link="ROOT"/><axis xyz="0 1 0"/>{slide}</joint>')

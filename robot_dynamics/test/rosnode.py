@@ -49,6 +49,7 @@ class NodeProcess:
             args += ["-p", p]
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
                                      env={**os.environ, **(env or {})})
+        self.signalled = False        # sent its stop signal (a second one is never sent)
         RUNNING.append(self)
 
     def output(self):
@@ -58,7 +59,9 @@ class NodeProcess:
     def stop(self, sig=signal.SIGINT, timeout=10):
         """Stop the node as a user would (Ctrl-C); kill it if it hangs. Returns the exit code."""
         if self.proc.poll() is None:
-            self.proc.send_signal(sig)
+            if not self.signalled:
+                self.proc.send_signal(sig)
+                self.signalled = True
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
@@ -69,7 +72,12 @@ class NodeProcess:
 
 
 def stop_all():
-    """Stop every node this session started and check that none survives."""
+    """Stop every node this session started and check that none survives: Ctrl-C to all of them
+    first, so that they shut down together, then each waited for (and killed if it hangs)."""
+    for node in RUNNING:
+        if node.proc.poll() is None and not node.signalled:
+            node.proc.send_signal(signal.SIGINT)
+            node.signalled = True
     for node in RUNNING:
         node.stop()
     assert all(node.proc.poll() is not None for node in RUNNING)

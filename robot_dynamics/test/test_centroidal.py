@@ -11,19 +11,7 @@ from oracle import URDFS, Pair, pin, rel_err
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
 
-ROBOTS = [("panda", False), ("ur5", False), ("talos", False), ("talos", True), ("mimic", False), ("mimic", True),
-          ("puma560", False), ("biped", True), ("planar_base_arm", False), ("floating_object_arm", False)]
 N_STATES, TOL = 40, 1e-9
-
-
-@pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: f"{r[0]}{'-freeflyer' if r[1] else ''}")
-def pair(request):
-    return Pair(*request.param)
-
-
-def states(pair, n=N_STATES, seed=0):
-    rng = np.random.default_rng(seed)
-    return [pair.random_state(rng) for _ in range(n)]
 
 
 def pin_momentum(P, q, v):
@@ -33,7 +21,7 @@ def pin_momentum(P, q, v):
 
 def test_against_pinocchio(pair):
     m, P = pair.model, pair
-    for q, v, _ in states(pair):
+    for q, v, _ in pair.states(N_STATES):
         pq, pv = P.pin_q(q), P.pin_v(v)
         assert rel_err(rd.center_of_mass(m, q), pin.centerOfMass(P.pin, P.data, pq)) < TOL
         assert rel_err(rd.center_of_mass_jacobian(m, q), pin.jacobianCenterOfMass(P.pin, P.data, pq) @ P.G) < TOL
@@ -62,7 +50,7 @@ def test_kinetic_energy_with_armature_and_gravity(pair):
         m.armature, P.pin.armature = arm, pin_arm
         m.gravity = [1.0, -2.0, -7.0]
         P.pin.gravity.linear[:] = m.gravity
-        for q, v, _ in states(pair, 10, seed=6):
+        for q, v, _ in pair.states(10, seed=6):
             pq, pv = P.pin_q(q), P.pin_v(v)
             M = P.ours_matrix(pin.crba(P.pin, P.data, pq), upper_only=True)
             assert rel_err(rd.kinetic_energy(m, q, v), 0.5 * v @ M @ v) < TOL
@@ -81,7 +69,7 @@ def test_the_quantities_agree_with_each_other_and_the_dynamics(pair):
     c, by central differences along q (+) t e_k (the tangent space, as everywhere)."""
     m = pair.model
     mass = m.inertia[:, 0].sum()
-    for q, v, _ in states(pair, 8, seed=2):
+    for q, v, _ in pair.states(8, seed=2):
         A, J = rd.centroidal_momentum_matrix(m, q), rd.center_of_mass_jacobian(m, q)
         h = rd.centroidal_momentum(m, q, v)
         assert rel_err(A @ v, h) < TOL
@@ -127,7 +115,7 @@ def test_far_from_the_origin():
     taken about a point on the robot: about the world origin they would lose eps m d^2)."""
     m = Pair("talos", True).model
     offset = np.array([1000.0, -700.0, 300.0])
-    for q, v, _ in states(Pair("talos", True), 5, seed=9):
+    for q, v, _ in Pair("talos", True).states(5, seed=9):
         far = q.copy()
         far[:3] += offset
         assert np.abs(rd.center_of_mass(m, far) - offset - rd.center_of_mass(m, q)).max() < 1e-12 * 1300
@@ -169,7 +157,7 @@ def test_large_joint_angles():
 
 def test_batches_equal_single_states(pair):
     m = pair.model
-    S = states(pair, 150, seed=4)     # above the threshold where threads start
+    S = pair.states(150, seed=4)     # above the threshold where threads start
     Q, V = np.array([s[0] for s in S]), np.array([s[1] for s in S])
     for threads in (1, 2):
         state = rd.centroidal_state(m, Q, V, threads=threads)
@@ -216,7 +204,7 @@ def test_fast_and_general_paths_agree_and_leave_inputs_alone(robot):
 
 def test_out_fills_the_given_arrays():
     m = Pair("biped", True).model
-    S = states(Pair("biped", True), 70, seed=8)
+    S = Pair("biped", True).states(70, seed=8)
     Q = np.array([s[0] for s in S])
     for fn, rows in ((rd.center_of_mass_jacobian, 3), (rd.centroidal_momentum_matrix, 6)):
         out = np.full((len(Q), rows, m.nv), np.nan)

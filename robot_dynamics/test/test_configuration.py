@@ -1,20 +1,17 @@
-"""The configuration-space helpers (neutral, integrate, difference, random_configuration) against
-Pinocchio's, on models with floating and planar joints at the root and mid-tree, mimic and
-continuous joints."""
+"""The configuration-space helpers (robot_dynamics/configuration.py: neutral, integrate, difference,
+random_configuration, the root joint's coordinates from a pose and a twist) against Pinocchio's, on
+models with floating and planar joints at the root and mid-tree, mimic and continuous joints; and
+their compiled half (kernels/configuration.py: integrate, the tangent rate) that the simulator and
+inverse kinematics step with."""
 import numpy as np
 import pytest
 
-from oracle import Pair, pin
+from oracle import URDFS, Pair, pin, rel_err
 from robot_dynamics import dynamics as rd
+from robot_dynamics import load_urdf
+from robot_dynamics.kernels import configuration as kconfig
 
-ROBOTS = [("planar_base_arm", False), ("floating_object_arm", False), ("mimic", True), ("talos", True)]
-
-
-@pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: r[0] + ("-freeflyer" if r[1] else ""))
-def pair(request):
-    return Pair(*request.param)
-
-
+pytestmark = pytest.mark.robots("planar_base_arm", "floating_object_arm", "mimic-freeflyer", "talos-freeflyer")
 def same_configuration(pair, pin_a, pin_b, leaders_only=False):
     """Pinocchio configurations equal up to the sign of each quaternion (leaders_only: not
     comparing mimic joints, whose offset Pinocchio's neutral does not know)."""
@@ -159,3 +156,37 @@ def test_root_coordinates_from_the_root_links_pose(name, floating_base):
 def test_root_coordinates_need_a_free_root():
     with pytest.raises(ValueError, match="has no floating or planar root joint"):
         rd.root_coordinates(Pair("puma560").model, [0, 0, 0], [0, 0, 0, 1])
+
+
+@pytest.mark.parametrize("name,floating", [("floating_object_arm", False), ("planar_base_arm", False),
+                                           ("biped", True), ("panda", False)])
+def test_compiled_integrate_equals_rd_integrate(name, floating):
+    """kernels/configuration.integrate, which the simulator and inverse kinematics step with, is
+    rd.integrate (floating, planar and one-coordinate joints, mimic models)."""
+    model = load_urdf(URDFS[name], floating_base=floating)
+    rng = np.random.default_rng(5)
+    Q = rd.random_configuration(model, rng, 30)
+    V = rng.normal(size=(30, model.nv)) * np.repeat([1e-8, 1e-3, 0.1, 1.0, 3.0], 6)[:, None]
+    out = np.empty(Q.shape)
+    kconfig.integrate_rows(model.packed, Q, V, 0.7, out)
+    assert rel_err(out, rd.integrate(model, Q, 0.7 * V)) < 1e-14
+
+
+@pytest.mark.parametrize("name,floating", [("floating_object_arm", False), ("planar_base_arm", False), ("biped", True)])
+def test_tangent_rate_is_the_inverse_right_jacobian(name, floating):
+    """q0 (+) (theta + h rate) = (q0 (+) theta) (+) h v + O(h^2): the rate at which the exponential
+    coordinates theta of a displacement change when the joints move with v (SE(3) and SE(2)).
+    A wrong rate leaves an error of order h; h = 1e-4 leaves ~h^2 |v|^2 of second-order terms."""
+    model = load_urdf(URDFS[name], floating_base=floating)
+    rng = np.random.default_rng(6)
+    for h in (1e-4, 1e-5):
+        worst = 0.0
+        for _ in range(20):
+            q0 = rd.random_configuration(model, rng)
+            theta, v = rng.normal(size=model.nv), rng.normal(size=model.nv)
+            rate = np.empty((1, model.nv))
+            kconfig.tangent_rate_rows(model.packed, theta[None], v[None], rate)
+            a = rd.integrate(model, q0, theta + h * rate[0])
+            b = rd.integrate(model, rd.integrate(model, q0, theta), h * v)
+            worst = max(worst, np.abs(a - b).max())
+        assert worst < 30 * h * h, (h, worst)

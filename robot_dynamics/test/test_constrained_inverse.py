@@ -5,12 +5,18 @@ Jacobians and their drift: the unique case (two motors), redundant actuation (th
 the least force against the pseudo-inverse solution, eq. 59; the least torque against the closed
 form of eqs. 62-64 and against a direct least-squares solve), every joint actuated (eqs. 65-66),
 too few actuators (refused, or the least-squares solution), motions that break the loop (refused,
-naming it), bad input, batches. The four-bar: test_constrained_four_bar.py; solo12 standing:
-test_constrained_contacts.py."""
+naming it), bad input, batches. The four-bar with the crank alone actuated against its closed form
+(four_bar.py). Contact inverse dynamics, the case "floating joints passive": on standing legged
+robots (solo12 on its point feet, talos and the biped on their soles), at rest and moving, against
+the equations of motion, the least-norm forces and forward dynamics; and constrained_inverse_dynamics
+with every joint but the base actuated against it and against the KKT system built from Pinocchio's
+terms (solo12 standing: redundant, least force and least torque)."""
 import numpy as np
 import pytest
 
-from oracle import FIVE_BAR_LOOPS, FIVE_BAR_MOTORS, Pair, moving_state, null_space, rel_err
+from four_bar import closed_four_bar, four_bar_terms
+from oracle import (FIVE_BAR_LOOPS, FIVE_BAR_MOTORS, FOUR_BAR_LOOPS, SOLO_FEET, Pair, moving_state, null_space, rel_err,
+                    srdf_posture)
 from robot_dynamics import dynamics as rd
 from robot_dynamics.dynamics import ConstraintError
 
@@ -239,3 +245,185 @@ def test_batches_and_out_equal_single_states(five_bar):
                 np.testing.assert_array_equal(out[1][k], rest[1])
     with pytest.raises(ValueError, match="out must be 2 distinct C-contiguous"):
         rd.constrained_inverse_dynamics(m, Q, 0, 0, THREE, loops=FIVE_BAR_LOOPS, out=(np.empty((70, 5)),) * 2)
+
+
+def test_four_bar_inverse_dynamics_with_the_crank_alone_actuated():
+    """The unique case (one actuator, two passive joints, a planar point loop of rank 2): the crank
+    torque that makes the linkage follow (t2, t2', t2'') equals the Lagrangian's
+    I t2'' + c t2'^2 + dV/dt2, tau and the forces solve the equations of motion built from
+    Pinocchio's M, nonLinearEffects and frame Jacobians ([E_a, J^T] [tau_a; f] = M a + b, the
+    least-norm f: the loop's force along the plane's normal is zero), and either objective gives
+    the same answer."""
+    P = Pair("four_bar", False)
+    m = P.model
+    rng = np.random.default_rng(11)
+    for t2 in np.linspace(-np.pi, np.pi, 13):
+        w2, t2dd = rng.uniform(-5, 5), rng.uniform(-20, 20)
+        q, v, a = closed_four_bar(t2, w2, t2dd)
+        inertia, c, dV = four_bar_terms(t2)
+        tau, f = rd.constrained_inverse_dynamics(m, q, v, a, ["crank_joint"], loops=FOUR_BAR_LOOPS)
+        assert abs(tau[0] - (inertia * t2dd + c * w2 ** 2 + dV)) < TOL * max(1.0, abs(tau[0]))
+        np.testing.assert_array_equal(tau[1:], 0.0)
+        M, b, J, drift = P.constraint_terms(q, v, (), FOUR_BAR_LOOPS)
+        assert np.abs(J @ a + drift).max() < 1e-12 * max(1.0, np.abs(drift).max())   # the closed form's motion
+        x = np.linalg.lstsq(np.column_stack((np.eye(3)[:, :1], J.T)), M @ a + b, rcond=1e-13)[0]
+        assert rel_err(tau[0], x[0]) < TOL and rel_err(f, x[1:]) < TOL and f[1] == 0.0
+        np.testing.assert_allclose(rd.constrained_inverse_dynamics(m, q, v, a, ["crank_joint"], loops=FOUR_BAR_LOOPS,
+                                                                    objective="min_torque")[0], tau, rtol=TOL, atol=TOL)
+    q, _, _ = closed_four_bar(0.3)    # at rest: the gravity torque, from the virtual work alone
+    tau, f = rd.constrained_inverse_dynamics(m, q, 0, 0, ["crank_joint"], loops=FOUR_BAR_LOOPS)
+    assert rel_err(tau[0], four_bar_terms(0.3)[2]) < TOL
+
+
+# --- contact inverse dynamics: the case "floating joints passive", on standing legged robots -----------
+TALOS_SOLES = ["left_sole_link", "right_sole_link"]
+
+
+@pytest.fixture(scope="module")
+def solo():
+    return Pair("solo12", True)
+
+
+@pytest.fixture(scope="module")
+def talos():
+    return Pair("talos", True)
+
+
+def random_state(pair, rng):
+    q, v, _ = pair.random_state(rng)
+    return q, v, rng.uniform(-5, 5, pair.model.nv)
+
+
+def padded(f):
+    return np.concatenate((f, np.zeros(6 - len(f))))
+
+
+def check_contact_inverse(m, q, v, a, contacts):
+    """tau and forces satisfy M a + b = tau + J^T f (to 1e-9), the floating rows are zero, the
+    forces are the least-norm ones, and with them applied as external wrenches our forward dynamics
+    returns a. Returns the forces."""
+    tau, f = rd.contact_inverse_dynamics(m, q, v, a, contacts)
+    J, _ = rd.constraint_jacobian(m, q, v, contacts)
+    M, b = rd.mass_matrix(m, q), rd.bias_forces(m, q, v)
+    assert rel_err(tau + J.T @ f, M @ a + b) < TOL
+    np.testing.assert_array_equal(tau[:6], 0.0)
+    tau_id = rd.inverse_dynamics(m, q, v, a)
+    assert rel_err(f, np.linalg.lstsq(J[:, :6].T, tau_id[:6], rcond=None)[0]) < TOL
+    rows, k = {}, 0
+    for frame, kind in contacts:
+        n = 3 if kind == "point" else 6
+        rows[frame] = padded(f[k:k + n])
+        k += n
+    qdd = rd.forward_dynamics(m, q, v, tau, external_wrenches=rows)
+    np.testing.assert_allclose(qdd, a, rtol=0, atol=TOL * max(1.0, np.abs(a).max()))
+    return f
+
+
+@pytest.mark.parametrize("posture", ["standing", "straight_standing"])
+def test_contact_inverse_dynamics_standing_quadruped(solo, posture):
+    """solo12 on its four feet in its SRDF postures: at rest the forces carry the weight (sum of
+    vertical forces = m g); with motion, an acceleration that the contacts allow."""
+    m = solo.model
+    q = srdf_posture(m, posture)
+    contacts = [(f, "point") for f in SOLO_FEET]
+    heights = [rd.frame_placement(m, q, f)[2, 3] for f in SOLO_FEET]
+    assert np.ptp(heights) < 1e-9       # the SRDF posture stands level on its four feet
+    f = check_contact_inverse(m, q, np.zeros(m.nv), np.zeros(m.nv), contacts)
+    assert abs(f[2::3].sum() - m.total_mass * 9.81) < 1e-9 * m.total_mass * 9.81
+    if posture == "straight_standing":  # symmetric: every foot carries a quarter
+        np.testing.assert_allclose(f[2::3], m.total_mass * 9.81 / 4, rtol=1e-9)
+    rng = np.random.default_rng(5)
+    J, _ = rd.constraint_jacobian(m, q, 0, contacts)
+    null = np.linalg.svd(J)[2][J.shape[0]:].T
+    for _ in range(5):
+        v = null @ rng.normal(size=null.shape[1])
+        drift = rd.constraint_jacobian(m, q, v, contacts)[1]
+        a = np.linalg.lstsq(J, -drift, rcond=None)[0] + null @ rng.normal(size=null.shape[1])
+        check_contact_inverse(m, q, v, a, contacts)
+
+
+def test_contact_inverse_dynamics_standing_bipeds(talos):
+    """talos on both soles (6d) and the bundled biped on both soles, at rest and moving."""
+    biped = Pair("biped", True)
+    rng = np.random.default_rng(6)
+    for pair, soles in ((talos, TALOS_SOLES), (biped, ["left_sole", "right_sole"])):
+        m = pair.model
+        contacts = [(f, "6d") for f in soles]
+        q = rd.neutral(m)
+        f = check_contact_inverse(m, q, 0 * q[:m.nv], np.zeros(m.nv), contacts)
+        assert abs(f[2] + f[8] - m.total_mass * 9.81) < 1e-9 * m.total_mass * 9.81
+        for _ in range(5):
+            q = pair.random_state(rng)[0]
+            J, _ = rd.constraint_jacobian(m, q, 0, contacts)
+            null = np.linalg.svd(J)[2][J.shape[0]:].T
+            v = null @ rng.normal(size=null.shape[1])
+            drift = rd.constraint_jacobian(m, q, v, contacts)[1]
+            a = np.linalg.lstsq(J, -drift, rcond=None)[0] + null @ rng.normal(size=null.shape[1])
+            check_contact_inverse(m, q, v, a, contacts)
+
+
+def test_contact_inverse_dynamics_fixed_base_needs_no_forces():
+    P = Pair("panda", False)
+    q, v, a = P.random_state(np.random.default_rng(7))
+    tau, f = rd.contact_inverse_dynamics(P.model, q, v, a, [("panda_hand", "6d")])
+    np.testing.assert_array_equal(f, 0.0)
+    np.testing.assert_allclose(tau, rd.inverse_dynamics(P.model, q, v, a), rtol=0, atol=1e-12)
+
+
+def test_batches_equal_single_states(solo):
+    m = solo.model
+    rng = np.random.default_rng(8)
+    S = [random_state(solo, rng) for _ in range(70)]
+    Q, V, T = (np.array([s[k] for s in S]) for k in range(3))
+    contacts = [(f, "point") for f in SOLO_FEET]
+    for threads in (1, 2):
+        qdd, forces = rd.constrained_forward_dynamics(m, Q, V, T, contacts, baumgarte=(10.0, 5.0), threads=threads)
+        tau, cforces = rd.contact_inverse_dynamics(m, Q, V, T, contacts, threads=threads)
+        tau0, cforces0 = rd.contact_inverse_dynamics(m, Q, 0, 0, contacts, threads=threads)
+        J, drift = rd.constraint_jacobian(m, Q, V, contacts)
+        for k, (q, v, t) in enumerate(S):
+            for batch, single in zip((qdd[k], forces[k], tau[k], cforces[k], tau0[k], cforces0[k], J[k], drift[k]),
+                                     rd.constrained_forward_dynamics(m, q, v, t, contacts, baumgarte=(10.0, 5.0))
+                                     + rd.contact_inverse_dynamics(m, q, v, t, contacts)
+                                     + rd.contact_inverse_dynamics(m, q, 0, 0, contacts)
+                                     + rd.constraint_jacobian(m, q, v, contacts)):
+                np.testing.assert_array_equal(batch, single)
+
+
+# --- constrained inverse dynamics with every joint but the base actuated ---------------------------
+def standing_states(pair, rng, n):
+    """solo12 on its four feet in its SRDF posture: at rest, then n motions the contacts allow
+    (from Pinocchio's J and Jdot v)."""
+    m = pair.model
+    q = srdf_posture(m, "standing")
+    contacts = [(f, "point") for f in SOLO_FEET]
+    yield q, np.zeros(m.nv), np.zeros(m.nv)
+    for _ in range(n):
+        v, a = moving_state(pair, q, contacts, (), rng)
+        yield q, v, a
+
+
+def test_solo12_standing_constrained_inverse_dynamics_agrees_with_contact_inverse_dynamics(solo):
+    """solo12 standing with its 12 joints actuated (the base passive: 6 passive coordinates, 12
+    contact rows, redundant): constrained_inverse_dynamics ("min_force", the motion checked) equals
+    contact_inverse_dynamics and the pseudo-inverse solution f = (J_p^T)^+ ID_p, tau = ID - J^T f
+    built from Pinocchio's terms; "min_torque" equals Kim's closed form (eqs. 62-64)."""
+    m = solo.model
+    contacts = [(f, "point") for f in SOLO_FEET]
+    joints = [j.name for j in m.joints if j.kind != "floating"]
+    pas, act = np.arange(6), np.arange(6, m.nv)
+    for q, v, a in standing_states(solo, np.random.default_rng(9), 5):
+        tau, f = rd.constrained_inverse_dynamics(m, q, v, a, joints, contacts)
+        tau_c, f_c = rd.contact_inverse_dynamics(m, q, v, a, contacts)
+        assert rel_err(tau, tau_c) < TOL and rel_err(f, f_c) < TOL
+        M, b, J, drift = solo.constraint_terms(q, v, contacts)
+        tau_r = M @ a + b
+        expected = np.linalg.pinv(J[:, pas].T) @ tau_r[pas]
+        assert rel_err(f, expected) < TOL and rel_err(tau, tau_r - J.T @ expected) < TOL
+        np.testing.assert_array_equal(tau[pas], 0.0)
+        tau, f = rd.constrained_inverse_dynamics(m, q, v, a, joints, contacts, objective="min_torque")
+        N = null_space(J[:, pas].T)
+        X = J[:, act].T @ N
+        t0 = tau_r[act] - J[:, act].T @ expected
+        s = np.linalg.pinv(X, rcond=1e-10) @ t0
+        assert rel_err(f, expected + N @ s) < TOL and rel_err(tau[act], t0 - X @ s) < TOL

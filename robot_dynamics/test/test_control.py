@@ -2,15 +2,11 @@
 import numpy as np
 import pytest
 
-from oracle import Pair
 from robot_dynamics import dynamics as rd
 from robot_dynamics.control import computed_torque
 
 
-@pytest.fixture(scope="module", params=[("puma560", False), ("talos", True), ("planar_base_arm", False)],
-                ids=["puma560", "talos-freeflyer", "planar_base_arm"])
-def pair(request):
-    return Pair(*request.param)
+pytestmark = pytest.mark.robots("puma560", "talos-freeflyer", "planar_base_arm")
 
 
 def test_computed_torque_is_the_model_law(pair):

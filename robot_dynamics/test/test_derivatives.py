@@ -8,20 +8,7 @@ from oracle import SINGULAR_ROTOR, Pair, pin, rel_err
 from robot_dynamics import load_urdf
 from robot_dynamics import dynamics as rd
 
-ROBOTS = [("panda", False), ("ur5", False), ("talos", False), ("talos", True), ("mimic", False), ("mimic", True),
-          ("puma560", False), ("biped", True), ("planar_base_arm", False), ("floating_object_arm", False)]
 N_STATES, TOL = 20, 1e-8
-
-
-@pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: f"{r[0]}{'-freeflyer' if r[1] else ''}")
-def pair(request):
-    return Pair(*request.param)
-
-
-def states(pair, n=N_STATES, seed=0):
-    rng = np.random.default_rng(seed)
-    for _ in range(n):
-        yield pair.random_state(rng) + (rng.uniform(-5, 5, pair.model.nv),)
 
 
 def pin_rnea_derivatives(P, q, v, a):
@@ -32,7 +19,7 @@ def pin_rnea_derivatives(P, q, v, a):
 
 def test_inverse_dynamics_derivatives_against_pinocchio(pair):
     m = pair.model
-    for q, v, a, _ in states(pair):
+    for q, v, a, _ in pair.states(N_STATES, tau=True):
         for ours, theirs in zip(rd.inverse_dynamics_derivatives(m, q, v, a), pin_rnea_derivatives(pair, q, v, a)):
             assert rel_err(ours, theirs) < TOL
 
@@ -41,7 +28,7 @@ def test_forward_dynamics_derivatives_against_pinocchio(pair):
     """Pinocchio's computeABADerivatives where its model is ours (no mimic joint); with mimic joints
     the coupled system's -M^-1 d tau / dq at qdd, from Pinocchio's RNEA derivatives and M = G^T M G."""
     m, P = pair.model, pair
-    for q, v, _, tau in states(pair):
+    for q, v, _, tau in pair.states(N_STATES, tau=True):
         if P.permutation:
             dq, dv, Minv = pin.computeABADerivatives(P.pin, P.data, P.pin_q(q), P.pin_v(v), P.G @ tau)
             expected = P.ours_matrix(dq), P.ours_matrix(dv), P.ours_matrix(Minv)
@@ -87,7 +74,7 @@ def test_derivatives_against_finite_differences(robot):
     flyers, planar joints, quaternions, mimic joints), d/dv and d/da, for both algorithms."""
     P = Pair(*robot)
     m = P.model
-    for q, v, a, tau in states(P, 3, seed=4):
+    for q, v, a, tau in P.states(3, seed=4, tau=True):
         dq, dv, M = rd.inverse_dynamics_derivatives(m, q, v, a)
         value = rd.inverse_dynamics(m, q, v, a)
         close(dq, tangent_differences(m, lambda x: rd.inverse_dynamics(m, x, v, a), q), value)
@@ -103,7 +90,7 @@ def test_derivatives_against_finite_differences(robot):
 def test_mass_matrix_and_inverse(pair):
     """M is the CRBA's, symmetric; M^-1 is its inverse, exactly symmetric."""
     m = pair.model
-    for q, v, a, tau in states(pair, 5):
+    for q, v, a, tau in pair.states(5, tau=True):
         M = rd.inverse_dynamics_derivatives(m, q, v, a)[2]
         np.testing.assert_array_equal(M, M.T)
         assert rel_err(M, rd.mass_matrix(m, q)) < 1e-12
@@ -115,7 +102,7 @@ def test_mass_matrix_and_inverse(pair):
 def test_armature(pair):
     """Armature adds to M's diagonal and leaves d tau / dq and d tau / dv alone."""
     m = pair.model
-    q, v, a, tau = next(states(pair, 1, seed=2))
+    q, v, a, tau = pair.states(1, seed=2, tau=True)[0]
     before = rd.inverse_dynamics_derivatives(m, q, v, a)
     try:
         m.armature = np.linspace(0.1, 0.5, len(m.joint_names))
@@ -136,7 +123,7 @@ def test_batches_equal_single_states(pair):
     lane code fusing the same multiply-adds as the scalar code (test_lanes.py has the other batch
     sizes), on one thread and two."""
     m = pair.model
-    S = list(states(pair, 70))      # above the threshold where threads start
+    S = pair.states(70, tau=True)      # above the threshold where threads start
     Q, V, A, T = (np.array([s[k] for s in S]) for k in range(4))
     for threads in (1, 2):
         inverse = rd.inverse_dynamics_derivatives(m, Q, V, A, threads=threads)
@@ -151,7 +138,7 @@ def test_batches_equal_single_states(pair):
 def test_output_into_given_arrays(pair):
     """out=: the same numbers in the caller's arrays, every entry written; bad ones refused."""
     m = pair.model
-    S = list(states(pair, 3, seed=9))
+    S = pair.states(3, seed=9, tau=True)
     Q, V, A = (np.array([s[k] for s in S]) for k in range(3))
     for f in (rd.inverse_dynamics_derivatives, rd.forward_dynamics_derivatives):
         for q, v, a in ((Q[0], V[0], A[0]), (Q, V, A)):

@@ -7,25 +7,12 @@ bad inputs refused by name."""
 import numpy as np
 import pytest
 
-from oracle import URDFS, Pair, pin, rel_err
+from oracle import URDFS, Pair, far_away, pin, rel_err
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
-from test_far_from_origin import far_away
 
-ROBOTS = [("panda", False), ("ur5", False), ("talos", False), ("talos", True), ("mimic", False), ("mimic", True),
-          ("puma560", False), ("biped", True), ("planar_base_arm", False), ("floating_object_arm", False)]
 REFERENCES = ("world", "local", "local_world_aligned")
 N_STATES, TOL = 30, 1e-9
-
-
-@pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: f"{r[0]}{'-freeflyer' if r[1] else ''}")
-def pair(request):
-    return Pair(*request.param)
-
-
-def states(pair, n=N_STATES, seed=0):
-    rng = np.random.default_rng(seed)
-    return [pair.random_state(rng) for _ in range(n)]
 
 
 def check_against_pinocchio(P, q, v, a, frames):
@@ -45,13 +32,13 @@ def check_against_pinocchio(P, q, v, a, frames):
 def test_against_pinocchio(pair):
     """Every frame of the model (links, joints, fixed frames, the world-fixed root) over the states."""
     frames = pair.model.frame_names
-    for k, (q, v, a) in enumerate(states(pair)):
+    for k, (q, v, a) in enumerate(pair.states(N_STATES)):
         check_against_pinocchio(pair, q, v, a, frames[k % 3::3])
 
 
 def test_velocity_is_the_jacobian_times_v(pair):
     m = pair.model
-    for k, (q, v, _) in enumerate(states(pair, 10, seed=1)):
+    for k, (q, v, _) in enumerate(pair.states(10, seed=1)):
         frame = m.frame_names[(5 * k) % len(m.frame_names)]
         for ref in REFERENCES:
             assert rel_err(rd.frame_velocity(m, q, v, frame, ref), rd.frame_jacobian(m, q, frame, ref) @ v) < TOL
@@ -63,7 +50,7 @@ def test_accelerations_are_derivatives_of_the_velocity(pair):
     origin's), d/dt of the local velocity the spatial one in local axes (the body twist's)."""
     m = pair.model
     h = 1e-5
-    for k, (q, v, a) in enumerate(states(pair, 6, seed=2)):
+    for k, (q, v, a) in enumerate(pair.states(6, seed=2)):
         frame = m.frame_names[(7 * k + 3) % len(m.frame_names)]
         plus, minus = rd.integrate(m, q, h * v + h * h / 2 * a), rd.integrate(m, q, -h * v + h * h / 2 * a)
         for ref, classical in (("local_world_aligned", True), ("local", False)):
@@ -74,7 +61,7 @@ def test_accelerations_are_derivatives_of_the_velocity(pair):
 def test_far_from_the_origin(tmp_path):
     """panda bolted 1.26 km from the map origin, tilted: as Pinocchio (which works in local frames)."""
     P = Pair(None, path=far_away(URDFS["panda"], tmp_path, "panda_far"))
-    for q, v, a in states(P, 10, seed=3):
+    for q, v, a in P.states(10, seed=3):
         check_against_pinocchio(P, q, v, a, ["panda_hand", "panda_link4", "panda_leftfinger"])
 
 
@@ -89,7 +76,7 @@ def test_a_frame_on_the_world_does_not_move():
 
 def test_batches_equal_single_states(pair):
     m = pair.model
-    S = states(pair, 150, seed=4)     # above the threshold where threads start
+    S = pair.states(150, seed=4)     # above the threshold where threads start
     Q, V, A = (np.array([s[k] for s in S]) for k in range(3))
     frame = m.frame_names[-1]
     for threads in (1, 2):

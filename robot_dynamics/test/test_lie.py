@@ -1,5 +1,4 @@
-"""robot_dynamics.lie and the compiled group operations the kernels use (kernels/lie.py,
-kernels/configuration.py): against themselves (exp/log round trips, Ad of a product, dual pairings,
+"""robot_dynamics.lie and the compiled group operations the kernels use (kernels/lie.py): against themselves (exp/log round trips, Ad of a product, dual pairings,
 Jacobians against finite differences and a quadrature of their integral) and against Pinocchio's
 exp3/log3/exp6/log6/Jexp/Jlog, SE3.action/dualAction and Motion.action/dualAction.
 Angles from 1e-9 rad to a hair below a half turn, across the series/closed-form switch at 0.5 rad."""
@@ -7,10 +6,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from oracle import URDFS, pin, rel_err
-from robot_dynamics import dynamics as rd
-from robot_dynamics import lie, load_urdf
-from robot_dynamics.kernels import configuration as kconfig
+from oracle import pin, rel_err
+from robot_dynamics import lie
 
 ANGLES = (0.0, 1e-9, 1e-5, 1e-3, 0.01, 0.3, 0.4999, 0.5001, 1.0, 2.0, 3.0, np.pi - 1e-4, np.pi - 1e-9)
 
@@ -158,37 +155,3 @@ def test_bad_inputs_are_named():
         lie.log6(np.ones((4, 4)))
     with pytest.raises(ValueError, match="unit quaternion"):
         lie.quaternion_to_matrix([0.0, 0.0, 0.0, 2.0])
-
-
-@pytest.mark.parametrize("name,floating", [("floating_object_arm", False), ("planar_base_arm", False),
-                                           ("biped", True), ("panda", False)])
-def test_compiled_integrate_equals_rd_integrate(name, floating):
-    """kernels/configuration.integrate, which the simulator and inverse kinematics step with, is
-    rd.integrate (floating, planar and one-coordinate joints, mimic models)."""
-    model = load_urdf(URDFS[name], floating_base=floating)
-    rng = np.random.default_rng(5)
-    Q = rd.random_configuration(model, rng, 30)
-    V = rng.normal(size=(30, model.nv)) * np.repeat([1e-8, 1e-3, 0.1, 1.0, 3.0], 6)[:, None]
-    out = np.empty(Q.shape)
-    kconfig.integrate_rows(model.packed, Q, V, 0.7, out)
-    assert rel_err(out, rd.integrate(model, Q, 0.7 * V)) < 1e-14
-
-
-@pytest.mark.parametrize("name,floating", [("floating_object_arm", False), ("planar_base_arm", False), ("biped", True)])
-def test_tangent_rate_is_the_inverse_right_jacobian(name, floating):
-    """q0 (+) (theta + h rate) = (q0 (+) theta) (+) h v + O(h^2): the rate at which the exponential
-    coordinates theta of a displacement change when the joints move with v (SE(3) and SE(2)).
-    A wrong rate leaves an error of order h; h = 1e-4 leaves ~h^2 |v|^2 of second-order terms."""
-    model = load_urdf(URDFS[name], floating_base=floating)
-    rng = np.random.default_rng(6)
-    for h in (1e-4, 1e-5):
-        worst = 0.0
-        for _ in range(20):
-            q0 = rd.random_configuration(model, rng)
-            theta, v = rng.normal(size=model.nv), rng.normal(size=model.nv)
-            rate = np.empty((1, model.nv))
-            kconfig.tangent_rate_rows(model.packed, theta[None], v[None], rate)
-            a = rd.integrate(model, q0, theta + h * rate[0])
-            b = rd.integrate(model, rd.integrate(model, q0, theta), h * v)
-            worst = max(worst, np.abs(a - b).max())
-        assert worst < 30 * h * h, (h, worst)

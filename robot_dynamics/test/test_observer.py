@@ -8,14 +8,9 @@ import pytest
 from oracle import Pair, pin, rel_err
 from robot_dynamics import dynamics as rd
 
-ROBOTS = [("panda", False), ("talos", True), ("mimic", False), ("mimic", True), ("puma560", False), ("biped", True),
-          ("planar_base_arm", False), ("floating_object_arm", False)]
+pytestmark = pytest.mark.robots("panda", "talos-freeflyer", "mimic", "mimic-freeflyer", "puma560", "biped-freeflyer",
+                                "planar_base_arm", "floating_object_arm")
 FRAME = "panda_hand"
-
-
-@pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: r[0] + ("-freeflyer" if r[1] else ""))
-def pair(request):
-    return Pair(*request.param)
 
 
 @pytest.fixture(scope="module")

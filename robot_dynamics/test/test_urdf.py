@@ -360,19 +360,6 @@ def test_gravity():
     np.testing.assert_array_equal(model.gravity, [0.0, 0.0, -3.24])
 
 
-def test_armature():
-    model = load_urdf(MIMIC)
-    q = np.linspace(-0.3, 0.4, model.nq)
-    m0 = rd.mass_matrix(model, q)
-    arm = np.arange(1.0, model.nv + 1) / 10
-    model.armature = arm
-    np.testing.assert_allclose(rd.mass_matrix(model, q) - m0, np.diag(arm), atol=1e-12)
-    np.testing.assert_array_equal(model.armature, arm)
-    for bad in (arm[:-1], -arm, np.full(model.nv, np.inf)):
-        with pytest.raises(ValueError, match="armature must be 6 finite non-negative numbers"):
-            model.armature = bad
-
-
 XACRO = """<?xml version="1.0"?>
 <robot name="test_bot" xmlns:xacro="http://www.ros.org/wiki/xacro">
   <xacro:property name="len" value="0.1"/>
@@ -420,11 +407,3 @@ def test_xml_string_equals_file(tmp_path):
     a, b = load_urdf(xml), load_urdf(str(path))
     assert a.frame_names == b.frame_names
     np.testing.assert_array_equal(a.inertia, b.inertia)
-
-
-def test_subtree_ranges_of_a_depth_first_tree():
-    """CRBA takes each body's subtree as the contiguous range body .. SUBTREE_END - 1."""
-    from robot_dynamics.model import subtree_ends
-    assert list(subtree_ends(np.array([-1, 0, 1, 0, 3, 3]))) == [6, 3, 3, 6, 5, 6]
-    with pytest.raises(ValueError, match="not in depth-first order at body 0"):
-        subtree_ends(np.array([-1, 0, -1, 1]))

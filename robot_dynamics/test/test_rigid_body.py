@@ -1,24 +1,25 @@
-"""Structural properties that hold whatever the oracle: M symmetric positive definite and
-Mdot - 2C skew-symmetric, inverse/forward consistency, hybrid dynamics against the reduced
-system M_uu qdd_u = tau_u - b_u - M_uk qdd_k, batches, bad input, singular mass matrices."""
+"""robot_dynamics/rigid_body.py (RNEA, CRBA, the Coriolis matrix, ABA, hybrid dynamics, frame
+placements and Jacobians, J^T F) by the properties that hold whatever the oracle: M symmetric
+positive definite and Mdot - 2C skew-symmetric, the Jacobian the derivative of the placement,
+inverse/forward consistency, hybrid dynamics against the reduced system M_uu qdd_u = tau_u - b_u -
+M_uk qdd_k, armature, batches equal single states; and the 2-link planar arm (l1 = l2 = 1) against
+its closed forms: M, g, the skew-symmetric Mdot - 2C and the statics tau = J^T F (Lynch and Park,
+Modern Robotics, sections 8.1 and 5.2). Against Pinocchio: test_against_pinocchio.py; input checks
+and singular mass matrices: test_calling.py."""
 import numpy as np
 import pytest
 
 from oracle import Pair
 from robot_dynamics import dynamics as rd
+from robot_dynamics import load_urdf
+from robot_dynamics.resources import bundled_urdf
 
-ROBOTS = [("panda", False), ("talos", True), ("mimic", False), ("mimic", True), ("puma560", False), ("biped", True),
-          ("planar_base_arm", False), ("floating_object_arm", False)]
-
-
-@pytest.fixture(scope="module", params=ROBOTS, ids=lambda r: r[0] + ("-freeflyer" if r[1] else ""))
-def pair(request):
-    return Pair(*request.param)
+pytestmark = pytest.mark.robots("panda", "talos-freeflyer", "mimic", "mimic-freeflyer", "puma560", "biped-freeflyer",
+                                "planar_base_arm", "floating_object_arm")
 
 
-def states(pair, n=20, seed=3):
-    rng = np.random.default_rng(seed)
-    return [pair.random_state(rng) for _ in range(n)]
+def states(pair, n=20):
+    return pair.states(n, seed=3)
 
 
 def test_mass_matrix_symmetric_positive_definite(pair):
@@ -137,35 +138,6 @@ def arm():
     return Pair("puma560").model
 
 
-def test_bad_input_is_named(arm):
-    q, v = np.zeros(6), np.zeros(6)
-    with pytest.raises(ValueError, match=r"q must have shape \(6,\)"):
-        rd.inverse_dynamics(arm, np.zeros(5), v, v)
-    with pytest.raises(ValueError, match=r"v must have shape \(3, 6\)"):
-        rd.inverse_dynamics(arm, np.zeros((3, 6)), v, v)
-    with pytest.raises(ValueError, match="a contains NaN or inf"):
-        rd.inverse_dynamics(arm, q, v, np.array([0, 0, np.nan, 0, 0, 0]))
-    with pytest.raises(ValueError, match=r"q contains NaN or inf \(batch row 1\)"):
-        rd.mass_matrix(arm, np.array([np.zeros(6), np.full(6, np.inf)]))
-    with pytest.raises(KeyError, match="unknown frame 'nowhere'"):
-        rd.frame_jacobian(arm, q, "nowhere")
-    with pytest.raises(ValueError, match="reference must be one of"):
-        rd.frame_jacobian(arm, q, "tool0", "sideways")
-    with pytest.raises(ValueError, match="acceleration_known must be a boolean mask of shape"):
-        rd.hybrid_dynamics(arm, q, v, np.ones(5, bool), v, v)
-    with pytest.raises(ValueError, match="external wrench on 'tool0' must have shape"):
-        rd.inverse_dynamics(arm, q, v, v, {"tool0": np.ones(3)})
-    with pytest.raises(KeyError, match="unknown frame 'hand'"):
-        rd.inverse_dynamics(arm, q, v, v, {"hand": np.ones(6)})
-    with pytest.raises(ValueError, match="external_wrenches contains NaN"):
-        rd.inverse_dynamics(arm, q, v, v, {"tool0": np.full(6, np.nan)})
-    with pytest.raises(ValueError, match=r"v contains a value beyond 1e\+50 in magnitude"):
-        rd.inverse_dynamics(arm, q, np.full(6, 1e200), v)        # finite, but v^2 would overflow
-    with pytest.raises(ValueError, match=r"q contains a value beyond 1e\+50 in magnitude \(batch row 1\)"):
-        rd.mass_matrix(arm, np.array([np.zeros(6), np.full(6, -1e60)]))
-    np.testing.assert_allclose(rd.inverse_dynamics(arm, q, v, v), rd.gravity_torques(arm, q))   # still fine
-
-
 def test_hybrid_reads_only_the_given_entries(arm):
     """qdd where acceleration_known, tau elsewhere: NaN in the other entries is ignored, NaN
     in a given one is named."""
@@ -187,57 +159,57 @@ def test_hybrid_reads_only_the_given_entries(arm):
         rd.forward_dynamics(arm, q, v, np.full(6, np.inf))
 
 
-def test_free_flyer_quaternion_must_be_unit():
-    m = Pair("biped", True).model
-    q = np.zeros(m.nq)
-    q[6] = 2.0
-    with pytest.raises(ValueError, match="quaternion .* must have unit norm; got norm 2"):
-        rd.gravity_torques(m, q)
+# --- the 2-link planar arm in closed form ---------------------------------------------------------
+m1 = m2 = 1.0
+l1 = l2 = 1.0
+lc1 = lc2 = 0.5
+I1 = I2 = m1 * l1 ** 2 / 12
+G = 9.81
 
 
-# --- a mass matrix that is not positive definite: an error naming the suspect links, never NaN or inf ---
-def _robot(*parts):
-    return '<robot name="r"><link name="base"/>' + "".join(parts) + "</robot>"
+@pytest.fixture(scope="module")
+def planar_arm():
+    return load_urdf(bundled_urdf("planar_2link"))
 
 
-def _link(name, mass, inertia="0 0 0", com="0 0 0"):
-    ixx, iyy, izz = inertia.split()
-    return (f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/><inertia ixx="{ixx}" '
-            f'iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+def closed_form(q, qd):
+    c1, c2, c12, s2 = np.cos(q[0]), np.cos(q[1]), np.cos(q[0] + q[1]), np.sin(q[1])
+    M11 = m1 * lc1 ** 2 + I1 + m2 * (l1 ** 2 + lc2 ** 2 + 2 * c2 * l1 * lc2) + I2
+    M22 = m2 * lc2 ** 2 + I2
+    M12 = m2 * c2 * l1 * lc2 + m2 * lc2 ** 2 + I2
+    g = np.array([m1 * G * c1 * lc1 + m2 * G * (c12 * lc2 + c1 * l1),
+                  m2 * G * c12 * lc2])
+    h = m2 * s2 * l1 * lc2 * (qd[0] + 0.5 * qd[1])
+    S = np.array([[0.0, -h], [h, 0.0]])
+    Mdot12 = -m2 * s2 * l1 * lc2 * qd[1]
+    Mdot = np.array([[2 * Mdot12, Mdot12], [Mdot12, 0.0]])
+    return np.array([[M11, M12], [M12, M22]]), g, S, Mdot
 
 
-def _joint(name, parent, child, kind="revolute", extra="", xyz="0 0 0"):
-    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
-            f'<origin xyz="{xyz}"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>{extra}</joint>')
+def test_mass_matrix_gravity_and_coriolis_match_the_closed_forms(planar_arm):
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        q, qd, qdd = rng.uniform(-3, 3, 2), rng.uniform(-2, 2, 2), rng.uniform(-2, 2, 2)
+        M, g, S, Mdot = closed_form(q, qd)
+        np.testing.assert_allclose(rd.mass_matrix(planar_arm, q), M, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(rd.gravity_torques(planar_arm, q), g, rtol=0, atol=1e-12)
+        # M qdd + (Mdot/2 + S) qd + g = u
+        u = M @ qdd + (0.5 * Mdot + S) @ qd + g
+        np.testing.assert_allclose(rd.inverse_dynamics(planar_arm, q, qd, qdd), u, rtol=0, atol=1e-12)
+        # C = Mdot/2 + S is the Christoffel split: same C, and S = C - Mdot/2 is skew
+        C = rd.coriolis_matrix(planar_arm, q, qd)
+        np.testing.assert_allclose(C, 0.5 * Mdot + S, rtol=0, atol=1e-12)
 
 
-ARM = _link("upper", 1.0, "0.01 0.01 0.01", "0.3 0 0") + _joint("shoulder", "base", "upper")
-
-
-@pytest.mark.parametrize("xml, links, warned", [
-    # a point mass on the axis of its joint: nothing resists the turn (D = 0)
-    (_robot(ARM, _link("rotor", 0.5), _joint("spin", "upper", "rotor")), "rotor", False),
-    # romeo's body: a negative principal moment about the axis (D < 0)
-    (_robot(ARM, _link("bad", 1.0, "0.1 0.1 -1.0", "0.8 0 0"), _joint("spin", "upper", "bad", xyz="1 0 0")), "bad", True),
-    # the same, coupled through a mimic joint: the reduced system's Cholesky fails
-    (_robot(ARM, _link("rotor", 0.5), _joint("spin", "upper", "rotor"), _link("twin", 0.2),
-            _joint("twin_joint", "upper", "twin", extra='<mimic joint="spin" multiplier="2"/>')), "rotor, twin", False),
-    # a massless floating link: its six coordinates have no inertia at all
-    (_robot(ARM, '<link name="ghost"/><joint name="loose" type="floating"><parent link="upper"/>'
-            '<child link="ghost"/></joint>'), "ghost", False),
-])
-def test_singular_mass_matrix_is_an_error_naming_the_links(xml, links, warned):
-    from robot_dynamics.dynamics import SingularMassMatrixError
-    m = __import__("robot_dynamics").load_urdf(xml)
-    assert bool(m.warnings) == warned
-    q, v, tau = rd.neutral(m), np.zeros(m.nv), np.ones(m.nv)
-    with pytest.raises(SingularMassMatrixError, match=f"not positive definite.*Suspect links .*: {links}"
-                       + (".*the loader warned: link 'bad'" if warned else "")):
-        rd.forward_dynamics(m, q, v, tau)
-    with pytest.raises(SingularMassMatrixError, match=r"\(batch row 0\)"):
-        rd.forward_dynamics(m, np.tile(q, (2, 1)), np.tile(v, (2, 1)), np.tile(tau, (2, 1)), threads=1)
-    # with every coordinate of the singular joint known, hybrid dynamics is well posed
-    known = np.ones(m.nv, bool)
-    known[m.joint_offset[1] + m.joint_index["shoulder"]] = False
-    qdd, t = rd.hybrid_dynamics(m, q, v, known, np.zeros(m.nv), tau)
-    assert np.all(np.isfinite(qdd)) and np.all(np.isfinite(t))
+def test_contact_example_tau_equals_J_transpose_F(planar_arm):
+    """A worked example: q = (0, pi/3), F = (0, -1) at the tip -> tau = (-3/2, -1/2)."""
+    q = np.array([0.0, np.pi / 3])
+    force_down = np.array([0.0, 0.0, -1.0, 0.0, 0.0, 0.0])    # the arm moves in the world x-z plane
+    tau = rd.wrench_to_joint_torques(planar_arm, q, "tip", force_down)
+    np.testing.assert_allclose(tau, [-1.5, -0.5], rtol=0, atol=1e-12)
+    J = rd.frame_jacobian(planar_arm, q, "tip")[[0, 2]]                 # in the x-z plane
+    s1, s12, c1, c12 = np.sin(q[0]), np.sin(q.sum()), np.cos(q[0]), np.cos(q.sum())
+    np.testing.assert_allclose(J, [[-l1 * s1 - l2 * s12, -l2 * s12], [l1 * c1 + l2 * c12, l2 * c12]], atol=1e-12)
+    # a contact force enters the dynamics as + J^T F
+    tau_ext = rd.inverse_dynamics(planar_arm, q, np.zeros(2), np.zeros(2), {"tip": force_down})
+    np.testing.assert_allclose(tau_ext, rd.gravity_torques(planar_arm, q) - tau, atol=1e-12)
