@@ -747,8 +747,8 @@ def trajectory_reference(repeats, messages=2000):
     from rclpy.parameter import Parameter
     from robot_dynamics import load_urdf
     from robot_dynamics.ros.node import DynamicsNode
-    from robot_dynamics.ros.parts.feedforward import ReferenceFeedforward
-    from robot_dynamics.ros.parts.joint_states import JointStatesInput
+    from robot_dynamics.ros.trajectories.part import ReferenceFeedforward
+    from robot_dynamics.ros.joint_states.part import JointStatesInput
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     model = load_urdf(PANDA)

@@ -17,7 +17,7 @@ from robot_dynamics import dynamics as rd  # noqa: E402
 from robot_dynamics import load_urdf  # noqa: E402
 from robot_dynamics.resources import bundled_urdf  # noqa: E402
 from robot_dynamics.ros.node import DynamicsNode  # noqa: E402
-from robot_dynamics.ros.parts.centroidal import CentroidalOutput  # noqa: E402
+from robot_dynamics.ros.centroidal.part import CentroidalOutput  # noqa: E402
 from robot_dynamics_interfaces.msg import CentroidalState  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
