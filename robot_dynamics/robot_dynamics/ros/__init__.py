@@ -11,16 +11,14 @@ Each feature of the node is one folder, the same shape every time:
                             the answer to each joint_states message
     <feature>/*.py          more of its logic without rclpy, when it is long
 
-The features, in the order the node makes their parts (features.FEATURES, one line each): joint_states,
-contacts, closed_chain, gravity, trajectories, external, identification, services, diagnostics,
-centroidal, inverse_kinematics.
+features.py lists the features (FEATURES, one line each, in the order the node makes their parts and
+they answer joint_states): a new feature is its folder and one line there.
 
 What they share:
 
     main                 the process: signals, executors and threads, clean exit (python -m robot_dynamics.ros)
     node                 DynamicsNode: the configuration's lifecycle, the lock; makes every feature's parts
-    features             FEATURES (the list above, in order: a new feature is its folder and one line
-                         there) and PARAMETERS, every parameter (no rclpy)
+    features             FEATURES, the list of features, and PARAMETERS, every parameter (no rclpy)
     parameters           ParameterSpec, the value checks, the shared parameters: the model's, joints (no rclpy)
     config               Config: the model and every feature's settings, built whole (no rclpy)
     messages             joint names, poses, twists and wrenches <-> model arrays (no rclpy)

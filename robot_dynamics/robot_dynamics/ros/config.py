@@ -19,9 +19,8 @@ class Config:
     model        the robot (gravity, armature and payload applied)
     joints       the output joints, in order; out_v: the v index of each
     description  the URDF text or file path the model was built from
-    and each feature's settings, attributes named by its `settings` (joint_states: unmeasured,
-    joint_states_timeout; contacts: contacts; closed_chain: loops; trajectories: kp, kd, feedback,
-    evaluate_at; external: observer; identification: identification)."""
+    and the settings of every feature, the attributes its `settings(params, config)` returns (e.g.
+    contacts/: contacts, closed_chain/: loops, trajectories/: kp, kd, feedback, evaluate_at)."""
 
     def __init__(self, model, joints, out_v, description):
         self.model, self.joints, self.out_v, self.description = model, joints, out_v, description
