@@ -7,6 +7,7 @@ and the momentum observer's cost.
     source install/setup.bash; python bench/bench_node.py --startup 3    # only start-up: warm and cold numba cache
     source install/setup.bash; python bench/bench_node.py --five-bar 5   # only the five-bar callback, in-process
     source install/setup.bash; python bench/bench_node.py --trajectory 5 # only: a trajectory vs a one-point reference
+    source install/setup.bash; python bench/bench_node.py --callback 7   # only the callback in-process, panda and talos
 
 The observer comparison (also at the end of the default run, once): panda at 1 kHz with joint_states
 that carry efforts, the echo floor on the same messages, the node with `observer.enabled: false`
@@ -699,29 +700,14 @@ def five_bar_callback(messages=20000, repeats=5):
              "loop, 5 joints in joint_states": (loop + [Parameter("actuated_joints", value=FIVE_BAR_MOTORS)],
                                                 model.joint_names),
              "loop, motors only (3 assembled)": (loop, FIVE_BAR_MOTORS)}
-    nodes, calls, times = {}, {}, {label: [] for label in cases}
+    nodes = {}
     try:
         for label, (params, names) in cases.items():
             node = DynamicsNode(parameter_overrides=[Parameter("urdf_file", value=urdf)] + params)
-            nodes[label] = node
-            part = next(p for p in node.parts if hasattr(p, "on_joint_states"))
-            calls[label] = (part.on_joint_states, msgs(names))
-        for _ in range(repeats):
-            for label, (callback, pool) in calls.items():
-                stamp, t0 = 0, time.perf_counter()
-                for k in range(messages):
-                    msg = pool[k % 16]
-                    stamp += 1000
-                    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 10**9)
-                    callback(msg)
-                times[label].append((time.perf_counter() - t0) / messages * 1e6)
-        for label, node in nodes.items():      # every message answered (diagnostics has not reset the counters)
-            stats = node.stats
-            if stats["rejected"] or stats["computed"] != stats["messages"]:
-                raise RuntimeError(f"{label}: {stats['rejected']} messages rejected, {stats['computed']} of "
-                                   f"{stats['messages']} answered: {node.last_error}")
+            nodes[label] = (node, msgs(names))
+        times = callback_rounds(nodes, repeats, messages)
     finally:
-        for node in nodes.values():
+        for node, _ in nodes.values():
             node.destroy_node()
     return {label: float(np.median(t)) for label, t in times.items()}
 
@@ -739,6 +725,67 @@ def print_five_bar_callback(medians, messages, repeats):
           f"{'met' if worst <= 100 else 'NOT met'}")
 
 
+def callback_rounds(nodes, repeats, messages=20000, warmup=0):
+    """The joint_states callback called in-process (no DDS: the joint_states part's on_joint_states, the
+    publishes included), `messages` messages a round from a pool of 16 cycled, the nodes alternating
+    round by round; `warmup` rounds first, not counted. nodes: {label: (DynamicsNode, [JointState])}.
+    Returns {label: [us per message, one per round]}; RuntimeError unless every message was answered."""
+    calls = {label: (next(p for p in node.parts if hasattr(p, "on_joint_states")).on_joint_states, pool)
+             for label, (node, pool) in nodes.items()}
+    times = {label: [] for label in nodes}
+    for _ in range(warmup + repeats):
+        for label, (callback, pool) in calls.items():
+            stamp, t0 = 0, time.perf_counter()
+            for k in range(messages):
+                msg = pool[k % len(pool)]
+                stamp += 1000
+                msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 10**9)
+                callback(msg)
+            times[label].append((time.perf_counter() - t0) / messages * 1e6)
+    for label, (node, _) in nodes.items():      # every message answered (diagnostics has not reset the counters)
+        stats = node.stats
+        if stats["rejected"] or stats["computed"] != stats["messages"]:
+            raise RuntimeError(f"{label}: {stats['rejected']} messages rejected, {stats['computed']} of "
+                               f"{stats['messages']} answered: {node.last_error}")
+    return {label: t[warmup:] for label, t in times.items()}
+
+
+def random_states(names, rng, n=16):
+    """n JointState messages of random positions and velocities for `names`."""
+    return [JointState(name=list(names), position=rng.uniform(-1, 1, len(names)).tolist(),
+                       velocity=rng.uniform(-1, 1, len(names)).tolist()) for _ in range(n)]
+
+
+def callback_timing(repeats, messages=20000):
+    """--callback: the node's joint_states callback in-process (callback_rounds: one warm-up round, then
+    `repeats` rounds alternating the robots), panda and talos + free flyer; the median and the spread
+    of the rounds (the noise) per robot."""
+    import logging
+    from rclpy.parameter import Parameter
+    from robot_dynamics import load_urdf
+    from robot_dynamics.ros.node import DynamicsNode
+    logging.disable(logging.WARNING)        # the URDF loader's inertia warnings for talos
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    rng, nodes = np.random.default_rng(0), {}
+    try:
+        for label, urdf, floating in (("panda", PANDA, False), ("talos_reduced + free flyer", TALOS, True)):
+            node = DynamicsNode(parameter_overrides=[Parameter("urdf_file", value=urdf),
+                                                     Parameter("floating_base", value=floating)])
+            nodes[label] = (node, random_states(load_urdf(urdf, floating_base=floating).joint_names, rng))
+        rounds = callback_rounds(nodes, repeats, messages, warmup=1)
+    finally:
+        for node, _ in nodes.values():
+            node.destroy_node()
+        rclpy.try_shutdown()
+    print(f"\n### joint_states callback in-process ({messages} messages a round, {repeats} rounds alternating "
+          "the robots, load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + ")\n")
+    print("| node | median us per message | min - max of the rounds |")
+    print("|---|---:|---:|")
+    for label, t in rounds.items():
+        print(f"| {label} | {np.median(t):.2f} | {min(t):.2f} - {max(t):.2f} |")
+    return 0
+
+
 def trajectory_reference(repeats, messages=2000):
     """The joint_states callback (in-process, the node's own on_joint_states: lock, state, gravity, feedforward,
     publish) with a 100-point quintic trajectory on ~/reference against a one-point reference, panda,
@@ -747,8 +794,8 @@ def trajectory_reference(repeats, messages=2000):
     from rclpy.parameter import Parameter
     from robot_dynamics import load_urdf
     from robot_dynamics.ros.node import DynamicsNode
-    from robot_dynamics.ros.parts.feedforward import ReferenceFeedforward
-    from robot_dynamics.ros.parts.joint_states import JointStatesInput
+    from robot_dynamics.ros.trajectories.part import ReferenceFeedforward
+    from robot_dynamics.ros.joint_states.part import JointStatesInput
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     model = load_urdf(PANDA)
@@ -819,6 +866,8 @@ def main():
                     help="instead: start-up times with a warm and a cold numba cache, REPEATS times")
     ap.add_argument("--five-bar", type=int, metavar="REPEATS",
                     help="only the five-bar's in-process callback (closed chain vs plain), that many rounds")
+    ap.add_argument("--callback", type=int, metavar="REPEATS",
+                    help="only: the joint_states callback in-process, panda and talos + free flyer, that many rounds")
     ap.add_argument("--trajectory", type=int, metavar="REPEATS",
                     help="instead: the joint_states callback with a trajectory vs a one-point reference, in-process")
     ap.add_argument("--echo", metavar="NS", help=argparse.SUPPRESS)
@@ -831,6 +880,8 @@ def main():
         return soak(args.soak)
     if args.trajectory:
         return trajectory_reference(args.trajectory)
+    if args.callback:
+        return callback_timing(args.callback)
     if args.observer:
         return observer_only(args.duration, args.warmup, args.observer)
     if args.five_bar:

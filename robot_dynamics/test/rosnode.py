@@ -1,5 +1,7 @@
-"""The dynamics node in its own process, and a test-side rclpy client that talks to it over
-real DDS. conftest.py gives each test session a random ROS_DOMAIN_ID on localhost."""
+"""The helpers of the node's DDS tests: the dynamics node in its own process, a test-side rclpy client
+that talks to it over real DDS, the messages the tests send (a ~/reference, joint_states with efforts
+from the scripted motion, in batches awaited), a parameter dump as `ros2 param dump` writes it.
+conftest.py gives each test session a random ROS_DOMAIN_ID on localhost."""
 import itertools
 import os
 import signal
@@ -8,19 +10,28 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 import pytest
+import scripted
+import yaml
 
 rclpy = pytest.importorskip("rclpy")
 _pkg = pytest.importorskip("robot_dynamics_interfaces")
 if getattr(_pkg, "__file__", None) is None:   # only the source folder, seen as a namespace package
     pytest.skip("robot_dynamics_interfaces not built", allow_module_level=True)
 
-from rcl_interfaces.srv import GetParameters  # noqa: E402
+from rcl_interfaces.srv import GetParameters, ListParameters  # noqa: E402
 from rclpy.parameter import Parameter, parameter_value_to_python  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from robot_dynamics_interfaces.msg import Contact  # noqa: E402
+from robot_dynamics_interfaces.srv import IdentifyPayload  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 _names = itertools.count()
+#: a node's environment with which numba prints every cache load and save (after_ready reads them)
+CACHE_LOG = {"NUMBA_DEBUG_CACHE": "1", "PYTHONUNBUFFERED": "1"}
 
 
 def executable(name):
@@ -170,3 +181,144 @@ class Client:
 
 def stamp_ns(msg):
     return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+
+
+def reference(names, positions, velocities, accelerations, stamp_ns=0):
+    """A ~/reference of one point (time_from_start 0), stamped stamp_ns."""
+    msg = JointTrajectory(joint_names=list(names))
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns), 10**9)
+    msg.points = [JointTrajectoryPoint(positions=list(map(float, positions)), velocities=list(map(float, velocities)),
+                                       accelerations=list(map(float, accelerations)))]
+    return msg
+
+
+def after_ready(node):
+    """The output of a node started with CACHE_LOG after its ready line, and the number of numba cache
+    lines before it."""
+    output = node.output()
+    assert output.count("ready: every answer") == 1, output
+    before, after = output.split("ready: every answer")
+    return after, before.count("[cache]")
+
+
+# --- streams of joint_states with efforts, the observer's outputs, ~/identify_payload -------------------
+MS = 1_000_000      # ns
+RELIABLE = rclpy.qos.QoSProfile(depth=1000, reliability=rclpy.qos.ReliabilityPolicy.RELIABLE)
+#: the payload the scripted motion carries by default (link, mass, com, inertia)
+PAYLOAD = ("tool0", 1.5, [0.02, 0.01, 0.05], [0.003, 0.004, 0.002, 0.0002, 0.0, 0.0])
+
+
+def effort_state(names, q, v, tau, stamp):
+    """A joint_states message with positions, velocities and efforts, stamped (integer ns)."""
+    msg = JointState(name=list(names), position=[float(x) for x in q], velocity=[float(x) for x in v],
+                     effort=[float(x) for x in tau])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp), 10**9)
+    return msg
+
+
+class Outputs:
+    """The node's observer outputs and gravity torques, by stamp."""
+
+    def __init__(self, client, node):
+        self.torques = client.listen(JointState, f"{node.ns}/external_torques", RELIABLE)
+        self.wrench = client.listen(WrenchStamped, f"{node.ns}/external_wrench", RELIABLE)
+        self.contact = client.listen(Contact, f"{node.ns}/contact", RELIABLE)
+        self.gravity = client.listen(JointState, f"{node.ns}/gravity_torques", RELIABLE)
+
+    def observer(self):
+        return (self.torques, self.wrench, self.contact)
+
+    def answered(self, stamp, topics=None):
+        return all(any(stamp_ns(m) == stamp for m in messages) for messages in (topics or self.observer()))
+
+
+def send_all(client, node, outputs, messages, batch=5, topics=None):
+    """Publish (stamp, JointState) in batches, each batch's last answer awaited (re-sent if lost)."""
+    for k in range(0, len(messages), batch):
+        chunk = messages[k:k + batch]
+        for _, msg in chunk:
+            client.publish(JointState, node.joint_states, msg, RELIABLE)
+        last = chunk[-1][0]
+        client.wait_for(lambda: outputs.answered(last, topics), every=2.0,
+                        action=lambda: client.publish(JointState, node.joint_states, chunk[-1][1], RELIABLE),
+                        what=f"the node's answers to joint_states stamped {last}")
+
+
+def connect(client, node, outputs, model, base, topics=None):
+    """Until the node answers on every output (it has discovered the test's subscriptions)."""
+    k = [0]
+
+    def pair():
+        for _ in range(2):
+            q, v, tau = scripted.motion(model, 0.0)
+            client.publish(JointState, node.joint_states, effort_state(model.joint_names, q, v, tau, base + k[0] * MS),
+                           RELIABLE)
+            k[0] += 1
+    client.wait_for(lambda: all(messages for messages in (topics or outputs.observer())), action=pair, every=0.3,
+                    what="the node's first observer outputs")
+    return base + k[0] * MS
+
+
+class Stream:
+    """joint_states of the scripted motion (scripted.py), carrying PAYLOAD, published on demand with rising stamps,
+    at most AHEAD messages ahead of the node's answers (gravity torques): none is dropped."""
+    AHEAD = 200
+
+    def __init__(self, client, node, model, start, payload=PAYLOAD, noise=0.0, seed=0, velocities=True):
+        self.client, self.node, self.model, self.start = client, node, model, start
+        self.payload, self.noise, self.velocities = payload, noise, velocities
+        self.rng, self.k = np.random.default_rng(seed), 0
+        topic = f"{node.ns}/gravity_torques"
+        self.answers = client.inbox.get(topic) or client.listen(JointState, topic, RELIABLE)
+
+    def send(self, count=20):
+        # before the first answer to this stream (the node may not have discovered the test yet), send regardless
+        answered = stamp_ns(self.answers[-1]) if self.answers else -1
+        if answered >= self.start and self.start + (self.k - self.AHEAD) * MS > answered:
+            return
+        for _ in range(count):
+            q, v, tau = scripted.motion(self.model, self.k * 1e-3, self.payload)
+            tau = tau + self.noise * self.rng.standard_normal(6)
+            stamp = self.start + self.k * MS
+            self.client.publish(JointState, self.node.joint_states, effort_state(
+                self.model.joint_names, q, v if self.velocities else [], tau, stamp), RELIABLE)
+            self.k += 1
+
+
+def identify(client, node, stream, timeout=60.0, **fields):
+    """Call ~/identify_payload while the stream runs; its response. Then until the node answered the
+    stream's last message: a stream's messages still queued at the node would otherwise be taken by
+    the next call's recording (and their stamps, far from the next stream's, stop it as a gap)."""
+    service = client.node.create_client(IdentifyPayload, f"{node.ns}/identify_payload")
+    assert service.wait_for_service(timeout_sec=20.0)
+    future = service.call_async(IdentifyPayload.Request(**fields))
+    client.wait_for(future.done, action=stream.send if stream else None, every=0.01, timeout=timeout,
+                    what="the answer of ~/identify_payload")
+    client.node.destroy_client(service)
+    if stream is not None and stream.k:
+        last = stream.start + (stream.k - 1) * MS
+        client.wait_for(lambda: any(stamp_ns(m) == last for m in stream.answers), what="the stream's last answer")
+    return future.result()
+
+
+# --- parameters as ros2 param dump writes them ------------------------------------------------------
+def dump(client, node_name):
+    """What `ros2 param dump <node>` prints (ros2param/verb/dump.py): list_parameters, get_parameters,
+    each value by parameter_value_to_python, nested at '.', yaml.dump(default_flow_style=False)."""
+    names = sorted(client.call(ListParameters, f"/{node_name}/list_parameters", ListParameters.Request()).result.names)
+    values = client.call(GetParameters, f"/{node_name}/get_parameters", GetParameters.Request(names=names)).values
+    out = {}
+    for name, value in zip(names, values):
+        where, key = out, name
+        while "." in key:
+            head, key = key.split(".", 1)
+            where = where.setdefault(head, {})
+        where[key] = parameter_value_to_python(value)
+    return yaml.dump({f"/{node_name}": {"ros__parameters": out}}, default_flow_style=False)
+
+
+def write(text):
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dump_{os.getpid()}_{abs(hash(text)) % 10**8}.yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path

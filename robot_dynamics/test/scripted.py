@@ -1,5 +1,6 @@
-"""A scripted arm motion shared by the observer and identification tests (test_external without
-DDS, test_observer_node over DDS): q, v and the efforts that realise it."""
+"""A scripted arm motion shared by the observer and identification tests (test_ros_external and
+test_ros_identification without DDS, test_observer_node and rosnode's streams over DDS): q, v and the
+efforts that realise it."""
 import copy
 
 import numpy as np

@@ -9,8 +9,7 @@ dump with loops loads back."""
 import numpy as np
 import pytest
 import yaml
-from rosnode import NodeProcess, rclpy, stamp_ns
-from test_node_tools import dump, write
+from rosnode import NodeProcess, dump, rclpy, stamp_ns, write
 
 from rclpy.parameter import Parameter  # noqa: E402
 from robot_dynamics import dynamics as rd  # noqa: E402

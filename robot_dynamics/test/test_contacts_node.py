@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from rosnode import NodeProcess, rclpy, stamp_ns
+from rosnode import NodeProcess, rclpy, reference, stamp_ns
 
 from geometry_msgs.msg import PoseStamped  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
@@ -20,7 +20,7 @@ from robot_dynamics_interfaces.msg import ContactForces  # noqa: E402
 from robot_dynamics_interfaces.srv import ConstrainedForwardDynamics  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
 
@@ -108,12 +108,6 @@ def test_gravity_and_contact_forces_are_contact_inverse_dynamics_of_the_same_mes
         assert math.isclose(sum(w.wrench.force.z for w in f.wrenches), model.total_mass * 9.81, rel_tol=1e-9)
 
 
-def reference(names, positions, velocities, accelerations, stamp_ns=0):
-    msg = JointTrajectory(joint_names=list(names))
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns), 10**9)
-    msg.points = [JointTrajectoryPoint(positions=list(map(float, positions)), velocities=list(map(float, velocities)),
-                                       accelerations=list(map(float, accelerations)))]
-    return msg
 
 
 def test_the_feedforward_is_contact_consistent_with_the_base_at_rest(client, standing, model):

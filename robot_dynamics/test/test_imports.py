@@ -170,3 +170,44 @@ def test_the_library_does_not_import_the_ros_layer_or_the_demo():
 def test_no_module_of_the_package_is_longer_than(cap):
     long = {m: n for m, path in modules().items() if (n := sum(1 for _ in open(path))) > cap}
     assert not long, long
+
+
+def loads_rclpy(path):
+    """Whether the module at `path` imports rclpy when it loads (statements outside functions)."""
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    found = []
+
+    def visit(nodes):
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.Import):
+                found.extend(a.name for a in node.names if a.name.split(".")[0] == "rclpy")
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module.split(".")[0] == "rclpy":
+                found.append(node.module)
+            visit([child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt)])
+    visit(tree.body)
+    return bool(found)
+
+
+def test_only_the_node_its_parts_and_the_demo_import_rclpy():
+    """The ROS layer's logic stays importable and testable without rclpy: of robot_dynamics.ros, only
+    main, node, base, declared and each feature's `part` load rclpy, directly or through another module."""
+    found = modules()
+    graph = {m: imports_at_load(m, path) for m, path in found.items()}
+    direct = {m for m, path in found.items() if loads_rclpy(path)}
+
+    def loads(m, seen):
+        if m in seen:
+            return False
+        seen.add(m)
+        return m in direct or any(loads(d, seen) for d in graph[m])
+
+    allowed = ("robot_dynamics.ros.main", "robot_dynamics.ros.node", "robot_dynamics.ros.base",
+               "robot_dynamics.ros.declared")
+    offending = sorted(m for m in found if loads(m, set()) and not (
+        m in allowed or (m.startswith("robot_dynamics.ros.") and m.endswith(".part"))
+        or m.startswith("robot_dynamics.demo")))
+    assert not offending, offending
+    assert {"robot_dynamics.ros.node", "robot_dynamics.ros.joint_states.part"} <= direct     # the scan sees them

@@ -5,7 +5,7 @@ import signal
 
 import numpy as np
 import pytest
-from rosnode import NodeProcess, rclpy, stamp_ns
+from rosnode import NodeProcess, rclpy, reference, stamp_ns
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from robot_dynamics import dynamics as rd  # noqa: E402
@@ -16,7 +16,7 @@ from robot_dynamics_interfaces.srv import (ForwardDynamics, HybridDynamics,  # n
                                            InverseDynamics, WrenchToJointTorques)
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
 
@@ -225,12 +225,6 @@ def test_description_from_topic_late_rebuild_and_bad_text(client):
 
 
 # --- reference -> feedforward ----------------------------------------------------------------------
-def reference(names, q, v, a, stamp_ns=0):
-    msg = JointTrajectory(joint_names=list(names))
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns), 10**9)
-    msg.points = [JointTrajectoryPoint(positions=list(map(float, q)), velocities=list(map(float, v)),
-                                       accelerations=list(map(float, a)))]
-    return msg
 
 
 def test_reference_gives_the_computed_torque_feedforward(client, model):

@@ -16,13 +16,12 @@ import os
 import numpy as np
 import pytest
 import yaml
-from rosnode import NodeProcess, rclpy, stamp_ns
-from test_observer_node import RELIABLE, Outputs, Stream, connect, identify, send_all
-from test_observer_node import joint_state as effort_state
+from rosnode import (CACHE_LOG, RELIABLE, NodeProcess, Outputs, Stream, after_ready, connect, dump, effort_state,
+                     identify, rclpy, reference, send_all, stamp_ns, write)
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from rcl_interfaces.srv import GetParameters, ListParameters  # noqa: E402
-from rclpy.parameter import parameter_dict_from_yaml_file, parameter_value_to_python  # noqa: E402
+from rcl_interfaces.srv import ListParameters  # noqa: E402
+from rclpy.parameter import parameter_dict_from_yaml_file  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from robot_dynamics import dynamics as rd  # noqa: E402
 from robot_dynamics import load_urdf  # noqa: E402
@@ -38,7 +37,6 @@ pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros'
 
 PUMA, BIPED, PLANAR = bundled_urdf("puma560"), bundled_urdf("floating_base_biped"), bundled_urdf("planar_2link")
 CONFIG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config", "dynamics.yaml")
-CACHE_LOG = {"NUMBA_DEBUG_CACHE": "1", "PYTHONUNBUFFERED": "1"}     # numba prints every cache load and save
 LATCHED = rclpy.qos.QoSProfile(depth=1, durability=rclpy.qos.DurabilityPolicy.TRANSIENT_LOCAL)
 
 
@@ -52,20 +50,8 @@ def close(a, b, tol=1e-9):
     return a.shape == b.shape and np.all(np.abs(a - b) <= tol * (1 + np.abs(b)))
 
 
-def after_ready(node):
-    """The node's output after its ready line, and the number of numba cache lines before it."""
-    output = node.output()
-    assert output.count("ready: every answer") == 1, output
-    before, after = output.split("ready: every answer")
-    return after, before.count("[cache]")
 
 
-def reference(names, q, v, a, stamp_ns=0):
-    msg = JointTrajectory(joint_names=list(names))
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns), 10**9)
-    msg.points = [JointTrajectoryPoint(positions=list(map(float, q)), velocities=list(map(float, v)),
-                                       accelerations=list(map(float, a)))]
-    return msg
 
 
 def call_ok(client, kind, name, **fields):
@@ -270,28 +256,6 @@ def test_an_unchanged_description_rebuilds_nothing_and_an_ignored_one_is_said_on
 
 
 # --- ros2 param dump / list ---------------------------------------------------------------------------------
-def dump(client, node_name):
-    """What `ros2 param dump <node>` prints (ros2param/verb/dump.py): list_parameters, get_parameters,
-    each value by parameter_value_to_python, nested at '.', yaml.dump(default_flow_style=False)."""
-    names = sorted(client.call(ListParameters, f"/{node_name}/list_parameters", ListParameters.Request()).result.names)
-    values = client.call(GetParameters, f"/{node_name}/get_parameters", GetParameters.Request(names=names)).values
-    out = {}
-    for name, value in zip(names, values):
-        where, key = out, name
-        while "." in key:
-            head, key = key.split(".", 1)
-            where = where.setdefault(head, {})
-        where[key] = parameter_value_to_python(value)
-    return yaml.dump({f"/{node_name}": {"ros__parameters": out}}, default_flow_style=False)
-
-
-def write(text):
-    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dump_{os.getpid()}_{abs(hash(text)) % 10**8}.yaml")
-    with open(path, "w") as f:
-        f.write(text)
-    return path
-
-
 def test_a_parameter_dump_loads_back(client, puma_model):
     """A node started from the documented parameter file (its empty lists arrive not set), dumped, and
     a node started from the dump: the same parameters, serving. The dump of a list that was not set

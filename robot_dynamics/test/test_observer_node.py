@@ -13,24 +13,20 @@ import time
 import numpy as np
 import pytest
 import scripted
-from rosnode import NodeProcess, rclpy, stamp_ns
+from rosnode import (MS, PAYLOAD, RELIABLE, NodeProcess, Outputs, Stream, connect, effort_state, identify,
+                     send_all, stamp_ns)
 
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from robot_dynamics import dynamics as rd  # noqa: E402
 from robot_dynamics import load_urdf  # noqa: E402
 from robot_dynamics.observer import MomentumObserver  # noqa: E402
 from robot_dynamics.payload import add_payload  # noqa: E402
 from robot_dynamics.resources import bundled_urdf  # noqa: E402
-from robot_dynamics_interfaces.msg import Contact  # noqa: E402
 from robot_dynamics_interfaces.srv import IdentifyPayload, InverseDynamics  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 pytestmark = pytest.mark.ros      # ROS 2 processes and DDS (pytest -m 'not ros': the library alone)
 
 PUMA = bundled_urdf("puma560")
-MS = 1_000_000
-RELIABLE = rclpy.qos.QoSProfile(depth=1000, reliability=rclpy.qos.ReliabilityPolicy.RELIABLE)
-PAYLOAD = ("tool0", 1.5, [0.02, 0.01, 0.05], [0.003, 0.004, 0.002, 0.0002, 0.0, 0.0])
 PUSH = np.array([0.0, 15.0, -10.0, 0.0, 0.0, 0.0])     # on tool0, world axes, from PUSH_AT
 PUSH_AT = 0.15      # s into the sequence
 GAIN, THRESHOLD = 40.0, 1.5
@@ -61,56 +57,6 @@ def motion(model, t, payload=None, push=True):
     return scripted.motion(model, t, payload, pushed if push else None)
 
 
-def joint_state(names, q, v, tau, stamp):
-    msg = JointState(name=list(names), position=[float(x) for x in q], velocity=[float(x) for x in v],
-                     effort=[float(x) for x in tau])
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp), 10**9)
-    return msg
-
-
-class Outputs:
-    """The node's observer outputs and gravity torques, by stamp."""
-
-    def __init__(self, client, node):
-        self.torques = client.listen(JointState, f"{node.ns}/external_torques", RELIABLE)
-        self.wrench = client.listen(WrenchStamped, f"{node.ns}/external_wrench", RELIABLE)
-        self.contact = client.listen(Contact, f"{node.ns}/contact", RELIABLE)
-        self.gravity = client.listen(JointState, f"{node.ns}/gravity_torques", RELIABLE)
-
-    def observer(self):
-        return (self.torques, self.wrench, self.contact)
-
-    def answered(self, stamp, topics=None):
-        return all(any(stamp_ns(m) == stamp for m in messages) for messages in (topics or self.observer()))
-
-
-def send_all(client, node, outputs, messages, batch=5, topics=None):
-    """Publish (stamp, JointState) in batches, each batch's last answer awaited (re-sent if lost)."""
-    for k in range(0, len(messages), batch):
-        chunk = messages[k:k + batch]
-        for _, msg in chunk:
-            client.publish(JointState, node.joint_states, msg, RELIABLE)
-        last = chunk[-1][0]
-        client.wait_for(lambda: outputs.answered(last, topics), every=2.0,
-                        action=lambda: client.publish(JointState, node.joint_states, chunk[-1][1], RELIABLE),
-                        what=f"the node's answers to joint_states stamped {last}")
-
-
-def connect(client, node, outputs, model, base, topics=None):
-    """Until the node answers on every output (it has discovered the test's subscriptions)."""
-    k = [0]
-
-    def pair():
-        for _ in range(2):
-            q, v, tau = motion(model, 0.0, push=False)
-            client.publish(JointState, node.joint_states, joint_state(model.joint_names, q, v, tau, base + k[0] * MS),
-                           RELIABLE)
-            k[0] += 1
-    client.wait_for(lambda: all(messages for messages in (topics or outputs.observer())), action=pair, every=0.3,
-                    what="the node's first observer outputs")
-    return base + k[0] * MS
-
-
 def finite(messages):
     for m in messages:
         values = (list(m.effort) if hasattr(m, "effort") else
@@ -130,7 +76,7 @@ def test_observer_topics_equal_the_library_on_the_same_messages(client, model):
         n = 300
         samples = [motion(model, k * 1e-3) for k in range(n)]
         stamps = [start + k * MS for k in range(n)]
-        send_all(client, node, outputs, [(s, joint_state(model.joint_names, *x, s)) for s, x in zip(stamps, samples)])
+        send_all(client, node, outputs, [(s, effort_state(model.joint_names, *x, s)) for s, x in zip(stamps, samples)])
 
         library = MomentumObserver(model, GAIN)
         library.reset(*samples[0][:2])
@@ -169,12 +115,12 @@ def test_without_efforts_nothing_is_published_and_the_node_says_so_once(client, 
         messages = []
         for k in range(40):
             q, v, _ = motion(model, k * 1e-3, push=False)
-            messages.append((start + k * MS, joint_state(model.joint_names, q, v, [], start + k * MS)))
+            messages.append((start + k * MS, effort_state(model.joint_names, q, v, [], start + k * MS)))
         send_all(client, node, outputs, messages, topics=[outputs.gravity])
         # then one message with efforts: its answers come after any answer to the ones before
         later = start + 100 * MS
         q, v, tau = motion(model, 0.1, push=False)
-        send_all(client, node, outputs, [(later, joint_state(model.joint_names, q, v, tau, later))])
+        send_all(client, node, outputs, [(later, effort_state(model.joint_names, q, v, tau, later))])
         for topic in outputs.observer():        # (the warm-up's messages had efforts)
             assert [stamp_ns(m) for m in topic if stamp_ns(m) >= start] == [later], [stamp_ns(m) for m in topic]
         assert node.output().count("joint_states carries no efforts") == 1, node.output()
@@ -189,19 +135,19 @@ def test_bad_efforts_are_refused_by_name_and_nothing_non_finite_is_published(cli
         connect(client, node, outputs, model, 1 * 10**9)
         start = 5 * 10**9
         q, v, tau = motion(model, 0.0, push=False)
-        send_all(client, node, outputs, [(start, joint_state(model.joint_names, q, v, tau, start))])
+        send_all(client, node, outputs, [(start, effort_state(model.joint_names, q, v, tau, start))])
         nan = tau.copy()
         nan[2] = np.nan
-        bad = [(start + 1 * MS, joint_state(model.joint_names, q, v, nan, start + 1 * MS)),       # NaN effort
-               (start + 2 * MS, joint_state(model.joint_names, q, v, tau[:3], start + 2 * MS)),   # wrong length
-               (start + 3 * MS, joint_state(model.joint_names, q, v, np.full(6, 1e300), start + 3 * MS))]  # overflow
+        bad = [(start + 1 * MS, effort_state(model.joint_names, q, v, nan, start + 1 * MS)),       # NaN effort
+               (start + 2 * MS, effort_state(model.joint_names, q, v, tau[:3], start + 2 * MS)),   # wrong length
+               (start + 3 * MS, effort_state(model.joint_names, q, v, np.full(6, 1e300), start + 3 * MS))]  # overflow
         words = ("joint_states efforts contain NaN or inf (joint 'joint3')", "3 efforts for 6 names",
                  "external torques not computed")
         client.wait_for(lambda: all(w in node.output() for w in words), every=0.5,
                         action=lambda: [client.publish(JointState, node.joint_states, m, RELIABLE) for _, m in bad],
                         what=f"the node's warnings {words}")
         later = start + 10 * MS
-        send_all(client, node, outputs, [(later, joint_state(model.joint_names, q, v, tau, later))])
+        send_all(client, node, outputs, [(later, effort_state(model.joint_names, q, v, tau, later))])
         for topic in outputs.observer():
             assert not [m for m in topic if start < stamp_ns(m) < later]
             finite(topic)
@@ -212,48 +158,6 @@ def test_bad_efforts_are_refused_by_name_and_nothing_non_finite_is_published(cli
 
 
 # --- ~/identify_payload ------------------------------------------------------------------------------
-class Stream:
-    """joint_states of the scripted motion, carrying PAYLOAD, published on demand with rising stamps,
-    at most AHEAD messages ahead of the node's answers (gravity torques): none is dropped."""
-    AHEAD = 200
-
-    def __init__(self, client, node, model, start, payload=PAYLOAD, noise=0.0, seed=0, velocities=True):
-        self.client, self.node, self.model, self.start = client, node, model, start
-        self.payload, self.noise, self.velocities = payload, noise, velocities
-        self.rng, self.k = np.random.default_rng(seed), 0
-        topic = f"{node.ns}/gravity_torques"
-        self.answers = client.inbox.get(topic) or client.listen(JointState, topic, RELIABLE)
-
-    def send(self, count=20):
-        # before the first answer to this stream (the node may not have discovered the test yet), send regardless
-        answered = stamp_ns(self.answers[-1]) if self.answers else -1
-        if answered >= self.start and self.start + (self.k - self.AHEAD) * MS > answered:
-            return
-        for _ in range(count):
-            q, v, tau = motion(self.model, self.k * 1e-3, self.payload, push=False)
-            tau = tau + self.noise * self.rng.standard_normal(6)
-            stamp = self.start + self.k * MS
-            self.client.publish(JointState, self.node.joint_states, joint_state(
-                self.model.joint_names, q, v if self.velocities else [], tau, stamp), RELIABLE)
-            self.k += 1
-
-
-def identify(client, node, stream, timeout=60.0, **fields):
-    """Call ~/identify_payload while the stream runs; its response. Then until the node answered the
-    stream's last message: a stream's messages still queued at the node would otherwise be taken by
-    the next call's recording (and their stamps, far from the next stream's, stop it as a gap)."""
-    service = client.node.create_client(IdentifyPayload, f"{node.ns}/identify_payload")
-    assert service.wait_for_service(timeout_sec=20.0)
-    future = service.call_async(IdentifyPayload.Request(**fields))
-    client.wait_for(future.done, action=stream.send if stream else None, every=0.01, timeout=timeout,
-                    what="the answer of ~/identify_payload")
-    client.node.destroy_client(service)
-    if stream is not None and stream.k:
-        last = stream.start + (stream.k - 1) * MS
-        client.wait_for(lambda: any(stamp_ns(m) == last for m in stream.answers), what="the stream's last answer")
-    return future.result()
-
-
 def test_identify_payload_recovers_a_payload_and_applies_it_to_the_parameters(client, model):
     node = observer_node()
     try:

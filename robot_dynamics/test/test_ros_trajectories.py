@@ -9,8 +9,8 @@ import pytest
 from robot_dynamics import dynamics as rd
 from robot_dynamics.resources import bundled_urdf
 from robot_dynamics.ros import trajectories as tr
-from robot_dynamics.ros.config import build_config
-from robot_dynamics.ros.parameters import PARAMETERS, check_parameters
+from robot_dynamics.ros.trajectories import services
+from rosconfig import configured
 
 srv = pytest.importorskip("robot_dynamics_interfaces.srv")
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
@@ -19,15 +19,9 @@ PUMA = bundled_urdf("puma560")
 NS = 10**9
 
 
-def params(**changes):
-    values = {name: spec.default for name, spec in PARAMETERS.items()}
-    values.update({k.replace("__", "."): v for k, v in changes.items()})
-    return check_parameters(values)
-
-
 @pytest.fixture(scope="module")
 def config():
-    return build_config(params(urdf_file=PUMA), PUMA, {})
+    return configured(PUMA, urdf_file=PUMA)
 
 
 def close(a, b, tol=1e-9):
@@ -103,7 +97,7 @@ def test_columns_refuse_naming_the_joint_the_point_and_the_field(config):
 
 def test_output_joints_only_others_held_where_measured(config):
     """joints = the first three: a trajectory of those; the wrist stays at the measured position, at rest."""
-    small = build_config(params(urdf_file=PUMA, joints=["joint3", "joint1", "joint2"]), PUMA, {})
+    small = configured(PUMA, urdf_file=PUMA, joints=["joint3", "joint1", "joint2"])
     held = np.linspace(0.1, 0.6, 6)
     times, P, V, _ = points()
     cols = tr.Columns(small, ["joint1", "joint2", "joint3"], "reference")
@@ -153,7 +147,7 @@ def test_time_parameterize_service_equals_the_library(config):
     req = srv.TimeParameterize.Request(waypoints=waypoints(names, W[:, ORDER]), velocity_scaling=0.5,
                                        effort_scaling=0.8, acceleration_limits=[20.0] * 6, gridpoints=60)
     res = srv.TimeParameterize.Response()
-    tr.time_parameterize(config, model, rd.neutral(model), req, res)
+    services.time_parameterize(config, model, rd.neutral(model), req, res)
     s, q, dq, ddq = rd.path_through_waypoints(W, 60)
     tp = rd.time_parameterize(model, s, q, dq, ddq, velocity_limits=0.5 * model.velocity_limits, acceleration_limits=20.0,
                               effort_limits=0.8 * model.effort_limits, discretization="interpolation")
@@ -184,7 +178,7 @@ def test_time_parameterize_refuses_malformed_requests_with_reasons(config, field
     for k, v in fields.items():
         setattr(req, k, v)
     with pytest.raises(ValueError, match=words):
-        tr.time_parameterize(config, config.model, rd.neutral(config.model), req, srv.TimeParameterize.Response())
+        services.time_parameterize(config, config.model, rd.neutral(config.model), req, srv.TimeParameterize.Response())
 
 
 def test_check_trajectory_service_equals_the_library(config):
@@ -195,7 +189,7 @@ def test_check_trajectory_service_equals_the_library(config):
     req = srv.CheckTrajectory.Request(trajectory=trajectory(names, times, P[:, ORDER], V[:, ORDER], A[:, ORDER]),
                                       sample_period=0.01)
     res = srv.CheckTrajectory.Response()
-    tr.check_trajectory(config, model, rd.neutral(model), req, res)
+    services.check_trajectory(config, model, rd.neutral(model), req, res)
     ts = np.union1d(times, np.arange(151) * 0.01)
     ts = ts[ts <= times[-1]]
     q, v, a = rd.sample_trajectory(times, P, V, A, t=ts)
@@ -210,4 +204,4 @@ def test_check_trajectory_service_equals_the_library(config):
                           (dict(effort_limits=[0.0] * 6), r"effort_limits\[0\] \(joint 'joint4'\) must be positive")):
         bad = srv.CheckTrajectory.Request(trajectory=req.trajectory, **fields)
         with pytest.raises(ValueError, match=words):
-            tr.check_trajectory(config, model, rd.neutral(model), bad, srv.CheckTrajectory.Response())
+            services.check_trajectory(config, model, rd.neutral(model), bad, srv.CheckTrajectory.Response())

@@ -38,6 +38,11 @@ def is_default_pose(pose):
     return (p.x, p.y, p.z, o.x, o.y, o.z, o.w) == (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
 
 
+def root_link(model):
+    """The link a floating or planar root joint moves: where ~/base_pose and the base twist apply."""
+    return model.body_links[0][0]
+
+
 def root_coordinates(model, pose, what="base_pose"):
     """A Pose of the root link in the world -> the root joint's coordinates (a floating root's
     quaternion normalised, a planar root's pose checked to lie in its plane); ValueError naming
@@ -145,21 +150,3 @@ def check_response_finite(response):
     for field in RESPONSE_TWISTS:
         if hasattr(response, field) and not math.isfinite(sum(twist(getattr(response, field)))):
             raise ValueError(f"the {field} computed is not finite (the request's values are too large)")
-
-
-class JointStateMap:
-    """Maps a joint_states name list onto model coordinates; built once per distinct list. `known`:
-    the list names some model joint; `heard`: when a message with this list was last taken
-    (time.perf_counter(), set by the node; -inf: never); `taken`: one was."""
-
-    def __init__(self, model, names):
-        known = [(k, model.joint_index[n]) for k, n in enumerate(names) if n in model.joint_index]
-        self.names = tuple(names)
-        self.duplicates = len(set(names)) != len(names)
-        self.src = np.array([k for k, _ in known], dtype=np.intp)
-        idx = np.array([j for _, j in known], dtype=np.intp)
-        self.iq, self.iv, self.joint = model.joint_offset[0] + idx, model.joint_offset[1] + idx, idx
-        self.count = len(names)
-        self.known = bool(known)
-        self.heard = -math.inf
-        self.taken = False      # a message with this list was taken (MeasuredState)

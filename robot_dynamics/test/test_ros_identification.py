@@ -1,0 +1,161 @@
+"""The node's payload identification logic without DDS (robot_dynamics.ros.identification: no rclpy): the
+~/identify_payload request checked, joint_states samples recorded, the estimate against the library
+(identify_payload*) on the same samples, the response and what is applied."""
+import copy
+from types import SimpleNamespace as Msg
+
+import numpy as np
+import pytest
+
+from robot_dynamics import dynamics as rd
+from robot_dynamics.payload import add_payload
+from robot_dynamics.resources import bundled_urdf
+from robot_dynamics.ros import identification
+from robot_dynamics.ros.parameters import ParameterError
+from rosconfig import configured, params
+from scripted import motion
+
+PUMA = bundled_urdf("puma560")
+MS = 1_000_000      # ns
+
+
+def config(**changes):
+    return configured(PUMA, urdf_file=PUMA, **changes)
+
+
+@pytest.mark.parametrize("name,value", [("identification.window", 2.0), ("identification.still_velocity", 0.0)])
+def test_identification_parameters_are_checked_by_name(name, value):
+    with pytest.raises(ParameterError) as info:
+        params(**{name.replace(".", "__"): value})
+    assert info.value.name == name and name in str(info.value)
+
+
+# --- identification ------------------------------------------------------------------------------------
+PAYLOAD = ("tool0", 1.5, [0.02, 0.01, 0.05], [0.003, 0.004, 0.002, 0.0002, 0.0, 0.0])
+
+
+def request(**fields):
+    base = dict(duration=1.0, method="", link="", apply=False, point_mass=False)
+    base.update(fields)
+    return Msg(**base)
+
+
+def recorded(model, times, payload=PAYLOAD, duration=10.0, still=None):
+    c = config()
+    recorder = identification.Recorder(model, round(duration * 1e9), c.observer.max_interval_ns)
+    for t in times:
+        q, v, tau = motion(model, t, payload) if still is None else still(t)
+        if recorder.add(round(t * 1e9), q, v, tau):
+            break
+    return recorder
+
+
+def test_requests_are_checked_naming_the_field():
+    c = config()
+    p = params(urdf_file=PUMA)
+    r = identification.Request(request(link="tool0"), p, c.model)
+    assert (r.method, r.link, r.duration_ns, r.point_mass) == ("momentum", "tool0", 10**9, False)
+    assert identification.Request(request(method="static"), params(payload__link="link6"), c.model).link == "link6"
+    assert identification.Request(request(method="static", link="tool0"), p, c.model).point_mass
+    for fields, words in ((dict(duration=0.0), "duration takes"), (dict(duration=float("nan")), "duration takes"),
+                          (dict(duration=500.0), "duration takes"), (dict(method="fast", link="tool0"), "method takes"),
+                          (dict(), "name the link"), (dict(link="camera"), "unknown frame 'camera'"),
+                          (dict(link="base_link"), "fixed to the world")):
+        with pytest.raises(ValueError, match=words):
+            identification.Request(request(**fields), p, c.model)
+
+
+def test_recorder_spans_the_duration_by_stamps_and_refuses_jumps():
+    model = config().model
+    rec = identification.Recorder(model, 10 * MS, 100 * MS)
+    q, v, tau = motion(model, 0.0)
+    finished = [rec.add(k * MS, q, v, tau) for k in (0, 1, 1, 2, 5, 10)]
+    assert finished == [False, False, False, False, False, True] and rec.count == 5     # the duplicate skipped
+    t, Q, V, T = rec.arrays()
+    np.testing.assert_allclose(t, [0.0, 0.001, 0.002, 0.005, 0.010])
+    assert Q.shape == (5, 6) and V.shape == (5, 6) and T.shape == (5, 6)
+    back = identification.Recorder(model, 10 * MS, 100 * MS)
+    back.add(5 * MS, q, v, tau)
+    assert back.add(4 * MS, q, v, tau) and "went back" in back.error
+    gap = identification.Recorder(model, 10**9, 100 * MS)
+    gap.add(0, q, v, tau)
+    assert gap.add(200 * MS, q, v, tau) and "gap of 0.2 s" in gap.error
+    big = identification.Recorder(model, 10**12, 100 * MS)
+    big.capacity = 5000                                     # more than one chunk, then the cap
+    for k in range(6000):
+        if big.add(k * MS, q, v, tau):
+            break
+    assert big.capped and big.count == 5000 and len(big.arrays()[0]) == 5000
+
+
+def test_momentum_identification_of_a_scripted_motion_and_its_response():
+    c = config()
+    model = c.model
+    rec = recorded(model, np.arange(0, 3.0, 1e-3), duration=2.5)
+    assert rec.finished and rec.error is None
+    est, used = identification.estimate(model, identification.Request(request(link="tool0"), params(), model), rec,
+                                        0.02, 0.01)
+    assert est.method == "momentum" and "windows of 20 samples" in used
+    assert abs(est.mass - 1.5) < 1e-4 and np.allclose(est.com, PAYLOAD[2], atol=1e-5)
+    assert np.allclose(est.inertia, [[0.003, 0.0002, 0.0], [0.0002, 0.004, 0.0], [0.0, 0.0, 0.002]], atol=1e-4)
+    assert identification.found(est) is None
+    values = identification.parameters_to_apply(est, point_mass=False)
+    assert values["payload.link"] == "tool0" and abs(values["payload.mass"] - 1.5) < 1e-4
+    response = Msg(**{f: None for f in ("link", "method", "samples", "mass", "com", "inertia", "mass_identified",
+                                        "com_identified", "inertia_identified", "physical", "residual",
+                                        "condition_number", "mass_std", "com_std", "inertia_std", "message")})
+    identification.fill_response(response, est, used)
+    assert response.mass_identified and response.com_identified and response.inertia_identified and response.physical
+    assert response.samples == rec.count and len(response.inertia) == 6 and len(response.com_std) == 3
+    assert identification.response_finite(response) and "mass 1.5" in response.message
+
+
+def test_static_identification_from_still_poses_and_refusals():
+    model = config().model
+    poses = [np.array([0.4, -0.8, 1.2, w4, w5, w6]) for w4, w5, w6 in
+             ((0.0, 0.0, 0.0), (1.2, -0.9, 0.5), (-1.0, 0.8, 2.0), (0.5, 1.3, -1.5))]
+    loaded = copy.deepcopy(model)
+    add_payload(loaded, *PAYLOAD)
+
+    def still(t):           # 0.4 s in each pose, then a fast move to the next (not still)
+        k, s = int(t // 0.5), t % 0.5
+        q = poses[min(k, 3)] if s < 0.4 else poses[min(k, 3)] + (s - 0.4) * 10 * (poses[min(k + 1, 3)] - poses[min(k, 3)])
+        v = np.zeros(6) if s < 0.4 else 10 * (poses[min(k + 1, 3)] - poses[min(k, 3)])
+        return q, v, rd.gravity_torques(loaded, q)
+    rec = recorded(model, np.arange(0, 2.0, 1e-3), still=still, duration=1.9)
+    static = identification.Request(request(method="static", link="tool0"), params(), model)
+    est, used = identification.estimate(model, static, rec, 0.02, 0.01)
+    assert est.method == "static" and used.startswith("4 still poses")
+    assert abs(est.mass - 1.5) < 1e-9 and np.allclose(est.com, PAYLOAD[2], atol=1e-9) and est.inertia is None
+    assert identification.parameters_to_apply(est, point_mass=True)["payload.inertia"] == [0.0] * 6
+    # one still pose gives the mass and the centre of mass across gravity only: not applied, with the reason
+    one = recorded(model, np.arange(0, 0.45, 1e-3), still=still, duration=0.44)
+    est, used = identification.estimate(model, static, one, 0.02, 0.01)
+    assert used.startswith("1 still pose from") and abs(est.mass - 1.5) < 1e-9 and est.com is None
+    with pytest.raises(ValueError, match="not applied: the payload's centre of mass was not identified"):
+        identification.parameters_to_apply(est, point_mass=True)
+    moving = recorded(model, np.arange(0, 1.0, 1e-3), duration=0.9)
+    with pytest.raises(ValueError, match="no still pose"):
+        identification.estimate(model, static, moving, 0.02, 0.01)
+    short = recorded(model, np.arange(0, 0.03, 1e-3), duration=0.02)
+    momentum = identification.Request(request(link="tool0"), params(), model)
+    with pytest.raises(ValueError, match="too short"):
+        identification.estimate(model, momentum, short, 0.02, 0.01)
+    failed = recorded(model, np.arange(0, 0.1, 1e-3), duration=0.05)
+    failed.error = "a joint_states stamp went back"
+    with pytest.raises(ValueError, match="went back"):
+        identification.estimate(model, momentum, failed, 0.02, 0.01)
+
+
+def test_no_payload_is_no_success_and_uncertain_estimates_are_not_applied():
+    model = config().model
+    rng = np.random.default_rng(0)
+    rec = identification.Recorder(model, 10**9, 10**8)
+    for k, t in enumerate(np.arange(0, 1.0, 1e-3)):          # no payload, noisy efforts
+        q, v, tau = motion(model, t)
+        rec.add(k * MS, q, v, tau + rng.normal(0, 0.5, 6))
+    momentum = identification.Request(request(link="tool0"), params(), model)
+    est, _ = identification.estimate(model, momentum, rec, 0.02, 0.01)
+    assert "no payload found" in identification.found(est)
+    with pytest.raises(ValueError, match="not applied"):
+        identification.parameters_to_apply(est, point_mass=False)
