@@ -56,6 +56,8 @@ from .regressor import _FROM_PIN, _TO_PIN, BaseParameters, base_of_regressor, in
     joint_torque_regressor
 from .rigid_body import inverse_dynamics
 
+__all__ = ["DynamicsEstimate", "identify_dynamics"]   # the facade's names; the rest serve sibling modules and tests
+
 #: rows per chunk of the stacked regressor (each chunk is N x nv x columns floats)
 CHUNK = 4096
 #: default cut-off of the acceleration filter: at most this [Hz], at most a tenth of the sample rate

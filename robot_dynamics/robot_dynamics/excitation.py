@@ -35,6 +35,8 @@ from .friction import friction_torques
 from .model import FRICTION_TERMS
 from .rigid_body import inverse_dynamics
 
+__all__ = ["ExcitationTrajectory", "excitation_trajectory"]   # the facade's names; the rest serve sibling modules and tests
+
 #: each side of a joint's position range kept free (fraction of the range)
 POSITION_MARGIN = 0.02
 #: samples per period at which the limits are checked (and at least 400 per highest harmonic: between

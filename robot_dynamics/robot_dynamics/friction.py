@@ -16,6 +16,8 @@ import numpy as np
 
 from .model import FRICTION_TERMS
 
+__all__ = ["friction_torques"]   # the facade's names; the rest serve sibling modules and tests
+
 
 def friction_torques(model, v):
     """The model's friction torques at velocities v: one state (nv,) or a batch (N, nv), the

@@ -23,6 +23,10 @@ from .calling import Direct, batch_size, module_scratch, output, plain_state, ra
 from .configuration import random_configuration
 from .kernels import regressor as _regressor
 
+# the facade's names; the rest serve sibling modules and tests
+__all__ = ["PARAMETERS", "BaseParameters", "base_parameters", "inertial_parameter_names", "inertial_parameters",
+           "joint_torque_regressor"]
+
 #: the ten parameters of a body, in the regressor's (Pinocchio's) order
 PARAMETERS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 #: Model.inertia's order (m, h, xx yy zz xy xz yz) -> PARAMETERS' order, and back

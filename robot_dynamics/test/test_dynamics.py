@@ -1,5 +1,5 @@
 """The facade (robot_dynamics/dynamics.py, `rd`): every public function and class of the modules it
-imports from (calling's helpers aside) is there, as the module's own object (no wrapper in between), and its docstring's table
+imports from (calling's helpers aside; a module's __all__ where it has one) is there, as the module's own object (no wrapper in between), and its docstring's table
 names each of those modules. What each function computes: the module's own test file."""
 import ast
 import importlib
@@ -14,7 +14,10 @@ SOURCES = [node.module for node in ast.parse(inspect.getsource(rd)).body
 
 
 def public(module):
-    return {name: obj for name, obj in vars(module).items() if not name.startswith("_")
+    """The module's public functions and classes: its __all__ where it declares one (helpers shared with
+    sibling modules stay out of it), else every name without a leading underscore defined there."""
+    names = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
+    return {name: obj for name, obj in vars(module).items() if name in names
             and (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == module.__name__}
 
 

@@ -10,10 +10,10 @@ import pytest
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics.resources import bundled_urdf
-from robot_dynamics.ros.config import build_config
 from robot_dynamics.ros.follow_joint_trajectory import codes, execution, goal as fjt, tolerances as tol
-from robot_dynamics.ros.parameters import PARAMETERS, ParameterError, check_parameters
+from robot_dynamics.ros.parameters import ParameterError
 from robot_dynamics.ros.trajectories import set_duration
+from rosconfig import configured
 
 action = pytest.importorskip("control_msgs.action", reason="control_msgs not built: run make")
 from control_msgs.msg import JointTolerance  # noqa: E402
@@ -27,10 +27,7 @@ NOW = 1000 * NS
 
 
 def make_config(**changes):
-    values = {name: spec.default for name, spec in PARAMETERS.items()}
-    values.update({"urdf_file": PUMA, "tip_link": "link6", "payload.mass": 3.0})
-    values.update({k.replace("__", "."): v for k, v in changes.items()})
-    return build_config(check_parameters(values), PUMA, {})
+    return configured(PUMA, urdf_file=PUMA, tip_link="link6", payload__mass=3.0, **changes)
 
 
 @pytest.fixture(scope="module")

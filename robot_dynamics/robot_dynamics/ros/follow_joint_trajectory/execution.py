@@ -28,7 +28,8 @@ import numpy as np
 from ... import dynamics as rd
 from ...time_optimal import coordinate_names
 from ...trajectory import OVER
-from ..trajectories import Columns, point_accelerations
+from ..trajectories import Columns
+from ..trajectories.services import point_accelerations
 from .codes import INVALID_GOAL, GoalError
 
 #: samples inside each segment of the plan where `never` and `when_infeasible` check the limits
