@@ -150,8 +150,6 @@ class Model:
     nv: int = 0
     _gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     _armature: np.ndarray = None
-    #: the dynamics API's buffers for single-state calls (dynamics.Workspace), made on first use
-    workspace: object = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         self.nb = len(self.body_names)

@@ -54,7 +54,7 @@ from . import (aba, aba_derivatives, access, assembly, blocks, cache, centroidal
 from .blocks import lane_scratch  # noqa: F401
 from .lanes import Lanes  # noqa: F401
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
-                     LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
+                     LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD)
 
 MODULES = (aba, aba_derivatives, access, assembly, blocks, centroidal, columns, common, configuration, constrained,
            constrained_hybrid, constrained_inverse, constraints, coriolis, crba, frame_motion, hybrid, ik,

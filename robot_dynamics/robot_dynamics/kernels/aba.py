@@ -22,10 +22,10 @@ from .access import add, at, at1, first, put, put1, sub
 from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
 from .columns import KINEMATICS_END, W_I, W_S, layout
 from .common import (EXT_COLS, F_BODY, INPUT_LIMIT, NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, chunk, fail,
-                     finite, ndofs, parent, root_acceleration, usable, usable_given, usable_rows, user_v, workspace)
+                     finite, ndofs, parent, root_acceleration, usable, usable_given, usable_rows, user_v, body_rows)
 from .hybrid import WIDTH as REDUCED_WIDTH
 from .hybrid import reduced_hybrid
-from .jit import fast, inline, parallel, prange
+from .jit import allocating, fast, inline, parallel, prange
 from .kinematics import kinematics, world_wrench
 from .lanes import all_lanes, lanes_count, sqrt
 from .spatial import (ZERO6, axpy, cross_force, cross_motion, dot6, get6, inertia_times, plus, set3, set6,
@@ -39,6 +39,13 @@ W_V, W_C, W_F, W_A, W_U, W_IA, W_D, W_UNK, W_NUNK, W_UU, ARTICULATED_END = layou
     KINEMATICS_END)
 #: the articulated-body algorithm, or RNEA then CRBA for mimic models, on the same rows
 WIDTH = max(ARTICULATED_END, REDUCED_WIDTH)
+
+
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body, then the dense rows of mimic models'
+    reduced system (hybrid.py)."""
+    return body_rows(model, WIDTH, True)
 
 
 @fast
@@ -346,6 +353,6 @@ def aba_batch(model, Q, V, KNOWN, QDD, TAU, EXT, nthreads, lanes):
     size = aba_lane_size(model, Q, V, KNOWN, QDD, TAU, EXT, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        aba_lanes(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, workspace(model, WIDTH, True),
+        aba_lanes(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, workspace(model),
                   lane_scratch(size, lanes), lanes)
     return status

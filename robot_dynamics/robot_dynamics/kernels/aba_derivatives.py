@@ -41,7 +41,7 @@ def workspace_shape(model):
 
 
 @allocating
-def aba_derivatives_workspace(model):
+def workspace(model):
     """Scratch for one state (`workspace_shape`)."""
     return np.empty(workspace_shape(model))
 
@@ -203,6 +203,6 @@ def aba_derivatives_batch(model, Q, V, TAU, DQ, DV, MINV, nthreads, lanes):
     size = aba_derivatives_lane_size(model, Q, V, TAU, DQ, DV, MINV, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        aba_derivatives_lanes(model, Q, V, TAU, DQ, DV, MINV, status, lo, hi, aba_derivatives_workspace(model),
+        aba_derivatives_lanes(model, Q, V, TAU, DQ, DV, MINV, status, lo, hi, workspace(model),
                               lane_scratch(size, lanes), lanes)
     return status

@@ -44,7 +44,7 @@ V_FREE, V_G, V_X, V_D, V_PERM, V_TMP, V_ROWS = layout(
 
 
 @allocating
-def assembly_workspace(model, m):
+def workspace(model, m):
     """Scratch for one state with m constraint rows: a row per body (kinematics), then the blocks
     of `blocks`."""
     nb, nq, nv = model.shape[0] - 1, int(model[-1, NQ]), int(model[-1, NV])
@@ -209,5 +209,5 @@ def assemble_batch(model, Q0, C, free, Q, nthreads):
         m = 0
         for k in range(C.shape[0]):
             m += int(C[k, C_SIZE])
-        assemble_rows(model, Q0, C, free, Q, status, lo, hi, assembly_workspace(model, m))
+        assemble_rows(model, Q0, C, free, Q, status, lo, hi, workspace(model, m))
     return status

@@ -24,7 +24,7 @@ from ..layout import ARMATURE, FREE, GRAVITY, JTYPE, MIMIC, NQ, NV, PRISMATIC, R
 from .common import NONFINITE, OK, OVERFLOW, chunk, finite, ndofs, parent, usable, user_v
 from .access import at, put
 from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
-from .jit import fast, inline, parallel, prange
+from .jit import allocating, fast, inline, parallel, prange
 from .lanes import all_lanes, lanes_count
 from .placements import (W_I, W_M, W_P, W_R, W_V, WIDTH, motion_subspace, origin, placements,
                          placements_workspace, trig_rows)
@@ -34,6 +34,12 @@ from .spatial import ZERO6, axpy, column, cross3, dot6, get3, get6, get9, get10,
 MASSLESS = 5
 #: what `centroidal` writes: centre of mass, its velocity, h_G [linear; angular], kinetic energy
 OUT_COM, OUT_VCOM, OUT_H, OUT_T, OUT_LEN = 0, 3, 6, 12, 13
+
+
+@allocating
+def workspace(model):
+    """One state's scratch: the placements' (placements.py)."""
+    return placements_workspace(model)
 
 
 @fast
@@ -245,7 +251,7 @@ def center_of_mass_batch(model, Q, C, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        center_of_mass_rows(model, Q, C, status, lo, hi, placements_workspace(model))
+        center_of_mass_rows(model, Q, C, status, lo, hi, workspace(model))
     return status
 
 
@@ -260,7 +266,7 @@ def potential_energy_batch(model, Q, E, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        potential_energy_rows(model, Q, E, status, lo, hi, placements_workspace(model))
+        potential_energy_rows(model, Q, E, status, lo, hi, workspace(model))
     return status
 
 
@@ -275,7 +281,7 @@ def com_jacobian_batch(model, Q, J, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        com_jacobian_rows(model, Q, J, status, lo, hi, placements_workspace(model))
+        com_jacobian_rows(model, Q, J, status, lo, hi, workspace(model))
     return status
 
 
@@ -326,7 +332,7 @@ def centroidal_matrix_batch(model, Q, A, nthreads, lanes):
     size = centroidal_matrix_lane_size(model, Q, A, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        centroidal_matrix_lanes(model, Q, A, status, lo, hi, placements_workspace(model), lane_scratch(size, lanes),
+        centroidal_matrix_lanes(model, Q, A, status, lo, hi, workspace(model), lane_scratch(size, lanes),
                                 lanes)
     return status
 
@@ -342,5 +348,5 @@ def centroidal_batch(model, Q, V, OUT, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        centroidal_rows(model, Q, V, OUT, status, lo, hi, placements_workspace(model))
+        centroidal_rows(model, Q, V, OUT, status, lo, hi, workspace(model))
     return status

@@ -28,7 +28,7 @@ F_WRENCH, EXT_COLS = layout((("WRENCH", 6),), FRAME_COLS)
 
 
 @allocating
-def workspace(model, width, dense=False):
+def body_rows(model, width, dense=False):
     """Scratch for one state: a row of `width` columns per body; dense: then a row per user
     coordinate for the dense system of mimic models (M | b | zeros | unknowns | x | L)."""
     nb, nv = model.shape[0] - 1, int(model[-1, NV])

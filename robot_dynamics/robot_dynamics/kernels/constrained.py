@@ -31,7 +31,7 @@ G_GAMMA, G_RHS, G_F, G_PERM, G_TMP, G_ROWS = layout((("GAMMA", 1), ("RHS", 1), (
 
 
 @allocating
-def constrained_workspace(model, m):
+def workspace(model, m):
     """Scratch for one state with m constraint rows: a row per body, a row per full coordinate, a
     vector row, then the blocks of `blocks`."""
     nb, nv, nf = model.shape[0] - 1, int(model[-1, NV]), 0
@@ -181,7 +181,7 @@ def constrained_dynamics_batch(model, Q, V, TAU, C, gains, QDD, F, nthreads):
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
         constrained_dynamics_rows(model, Q, V, TAU, C, gains, QDD, F, status, lo, hi,
-                                  constrained_workspace(model, F.shape[1]))
+                                  workspace(model, F.shape[1]))
     return status
 
 

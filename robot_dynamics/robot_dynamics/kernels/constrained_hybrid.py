@@ -41,7 +41,7 @@ M_GAMMA, M_RHS, M_F, M_PERM, M_TMP, M_SCALE, M_ROWS = layout(
 
 
 @allocating
-def hybrid_workspace(model, m):
+def workspace(model, m):
     """Scratch for one state with m constraint rows: a row per body, a row per full coordinate, a
     vector row (as `constraints.prepare` needs), then the blocks of `blocks`."""
     nb, nv, nf = model.shape[0] - 1, int(model[-1, NV]), 0
@@ -221,5 +221,5 @@ def constrained_hybrid_batch(model, Q, V, KNOWN, QDD, TAU, C, gains, F, nthreads
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
         constrained_hybrid_rows(model, Q, V, KNOWN, QDD, TAU, C, gains, F, status, lo, hi,
-                                hybrid_workspace(model, F.shape[1]))
+                                workspace(model, F.shape[1]))
     return status

@@ -56,7 +56,7 @@ M_F, M_Z, M_RHS, M_PERM, M_TMP, M_ROWS = layout((("F", 1), ("Z", 1), ("RHS", 1),
 
 
 @allocating
-def inverse_workspace(model, m):
+def workspace(model, m):
     """Scratch for one state with m constraint rows: a row per body, then the blocks of `blocks`."""
     nb, nv = model.shape[0] - 1, int(model[-1, NV])
     width = max(WIDTH, RNEA_WIDTH)
@@ -298,5 +298,5 @@ def constrained_inverse_batch(model, Q, V, A, C, passive, TP, options, ext, TAU,
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
         constrained_inverse_rows(model, Q, V, A, C, passive, TP, options, ext, TAU, F, status, lo, hi,
-                                 inverse_workspace(model, F.shape[1]))
+                                 workspace(model, F.shape[1]))
     return status

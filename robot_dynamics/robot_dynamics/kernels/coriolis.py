@@ -4,13 +4,19 @@ import numpy as np
 
 from ..layout import VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import NONFINITE, OK, chunk, ndofs, parent, usable, user_v, workspace
-from .jit import fast, parallel, prange
+from .common import NONFINITE, OK, chunk, ndofs, parent, usable, user_v, body_rows
+from .jit import allocating, fast, parallel, prange
 from .kinematics import body_velocity, kinematics
 from .spatial import ZERO6, axpy, cross_force, cross_motion, dot6, get6, inertia_times, mat6_times, plus, set6
 
 #: per body: velocity, Sdot = v x S for each coordinate, and B (6x6, row-major)
 W_V, W_SDOT, W_B, WIDTH = layout((("V", 6), ("SDOT", 36), ("B", 36)), KINEMATICS_END)
+
+
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
 
 
 @fast
@@ -86,5 +92,5 @@ def coriolis_batch(model, Q, V, C, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        coriolis_rows(model, Q, V, C, status, lo, hi, workspace(model, WIDTH))
+        coriolis_rows(model, Q, V, C, status, lo, hi, workspace(model))
     return status

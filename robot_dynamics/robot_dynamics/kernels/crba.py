@@ -5,8 +5,8 @@ import numpy as np
 from ..layout import ARMATURE, MIMIC, MULTI, SUBTREE_END, VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
 from .blocks import gather, lane_scratch, scatter, view2, view3
-from .common import NONFINITE, OK, chunk, enter, ndofs, parent, usable, user_v, workspace
-from .jit import fast, parallel, prange
+from .common import NONFINITE, OK, chunk, enter, ndofs, parent, usable, user_v, body_rows
+from .jit import allocating, fast, parallel, prange
 from .access import add, at, put
 from .lanes import lanes_count
 from .kinematics import kinematics
@@ -14,6 +14,12 @@ from .spatial import dot6, get6, inertia_times, set6
 
 #: per body: F = Ic S for each coordinate of its joint
 W_F, WIDTH = layout((("F", 36),), KINEMATICS_END)
+
+
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
 
 
 @fast
@@ -139,5 +145,5 @@ def crba_batch(model, Q, M, nthreads, lanes):
     size = crba_lane_size(model, Q, M, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        crba_lanes(model, Q, M, status, lo, hi, workspace(model, WIDTH), lane_scratch(size, lanes), lanes)
+        crba_lanes(model, Q, M, status, lo, hi, workspace(model), lane_scratch(size, lanes), lanes)
     return status

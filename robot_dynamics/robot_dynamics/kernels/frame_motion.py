@@ -15,13 +15,19 @@ import numpy as np
 
 from ..layout import NQ, NV, VSCALE
 from .columns import KINEMATICS_END, W_S
-from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, OVERFLOW, WORLD, chunk, finite, ndofs, usable, user_v, workspace
-from .jit import fast, parallel, prange
+from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, OVERFLOW, WORLD, chunk, finite, ndofs, usable, user_v, body_rows
+from .jit import allocating, fast, parallel, prange
 from .kinematics import frame_in_world, kinematics, on_chain
 from .spatial import ZERO6, axpy, cross3, cross_motion, get6, matvec3, plus, transpose3
 
 #: nothing past the placements
 WIDTH = KINEMATICS_END
+
+
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
 #: what to compute: the velocity, the spatial acceleration or the classical acceleration
 VELOCITY, SPATIAL, CLASSICAL = 0, 1, 2
 
@@ -86,5 +92,5 @@ def frame_motion_batch(model, Q, V, A, spec, kind, OUT, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        frame_motion_rows(model, Q, V, A, spec, kind, OUT, status, lo, hi, workspace(model, WIDTH))
+        frame_motion_rows(model, Q, V, A, spec, kind, OUT, status, lo, hi, workspace(model))
     return status

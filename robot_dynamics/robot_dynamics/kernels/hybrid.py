@@ -13,7 +13,7 @@ from .kinematics import kinematics
 from .rnea import WIDTH as RNEA_WIDTH
 from .rnea import newton_euler
 
-#: RNEA then CRBA on the same rows (and the dense rows after the bodies': common.workspace)
+#: RNEA then CRBA on the same rows (and the dense rows after the bodies': common.body_rows)
 WIDTH = max(RNEA_WIDTH, CRBA_WIDTH)
 
 

@@ -24,7 +24,7 @@ into its range (`into_range`).
 """
 import numpy as np
 
-from ..layout import FREE, JTYPE, NV, PLANAR
+from ..layout import FREE, JTYPE, NQ, NV, PLANAR
 from .common import NONFINITE, OK, chunk, usable
 from .configuration import integrate
 from .jacobian import WIDTH, frame_jacobian
@@ -50,8 +50,10 @@ L_LOWER, L_UPPER, L_WRAP = 0, 1, 2
 
 
 @allocating
-def scratch(model, nq, nv):
-    """The solver's vectors and matrices (rows R_*, V_*), the Jacobian kernel's workspace, H."""
+def workspace(model):
+    """One target's scratch: the solver's vectors and matrices (rows R_*, V_*), the Jacobian
+    kernel's workspace, H."""
+    nq, nv = int(model[-1, NQ]), int(model[-1, NV])
     return np.zeros((ROWS, max(nq, nv, 6))), np.zeros((max(model.shape[0] - 1, 1), WIDTH)), np.zeros((4, 4))
 
 
@@ -300,5 +302,5 @@ def solve_batch(model, Q0, spec, T, weights, limits, settings, Q, E, info, nthre
     nq, nv = Q.shape[1], int(model[-1, NV])
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q0), nthreads)
-        S, W, H = scratch(model, nq, nv)
+        S, W, H = workspace(model)
         solve_rows(model, Q0, spec, T, weights, limits, settings, Q, E, info, lo, hi, S, W, H)

@@ -5,14 +5,20 @@ from ..layout import VSCALE
 from .columns import KINEMATICS_END, W_S
 from .access import add, put
 from .blocks import gather, lane_scratch, scatter, view2, view3
-from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, WORLD, chunk, ndofs, usable, user_v, workspace
-from .jit import fast, parallel, prange
+from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, WORLD, chunk, ndofs, usable, user_v, body_rows
+from .jit import allocating, fast, parallel, prange
 from .lanes import lanes_count
 from .kinematics import frame_in_world, kinematics, on_chain
 from .spatial import cross3, get6, matvec3, transpose3
 
 #: nothing past the placements
 WIDTH = KINEMATICS_END
+
+
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
 
 
 @fast
@@ -108,6 +114,6 @@ def frame_jacobian_batch(model, Q, spec, J, H, nthreads, lanes):
     size = frame_jacobian_lane_size(model, Q, spec, J, H, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        frame_jacobian_lanes(model, Q, spec, J, H, status, lo, hi, workspace(model, WIDTH), lane_scratch(size, lanes),
+        frame_jacobian_lanes(model, Q, spec, J, H, status, lo, hi, workspace(model), lane_scratch(size, lanes),
                              lanes)
     return status

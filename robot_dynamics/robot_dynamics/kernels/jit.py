@@ -2,7 +2,7 @@
 
 The kernels allocate nothing, so they are compiled without numba's reference counting
 (_nrt=False): the atomic increments and decrements around every helper call and array view
-cost single calls 10-25 %. Only `common.workspace` and the parallel drivers allocate.
+cost single calls 10-25 %. Only the `workspace` functions and the parallel drivers allocate.
 """
 import os
 

@@ -17,13 +17,19 @@ import numpy as np
 from ..layout import ARMATURE, VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
 from .common import (NONFINITE, OK, OVERFLOW, add_torque, chunk, finite, ndofs, parent, root_acceleration, usable,
-                     user_v, workspace)
-from .jit import fast, parallel, prange
+                     user_v, body_rows)
+from .jit import allocating, fast, parallel, prange
 from .kinematics import body_velocity, kinematics
 from .spatial import ZERO6, cross_force, dot6, get6, inertia_times, plus, set6
 
 #: per body: velocity, then the momenta h and gravity forces of its subtree (world axes about o)
 W_V, W_H, W_G, WIDTH = layout((("V", 6), ("H", 6), ("G", 6)), KINEMATICS_END)
+
+
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
 
 
 @fast
@@ -74,5 +80,5 @@ def momentum_batch(model, Q, V, P, B, nthreads):
     status = np.zeros(len(Q), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        momentum_rows(model, Q, V, P, B, status, lo, hi, workspace(model, WIDTH))
+        momentum_rows(model, Q, V, P, B, status, lo, hi, workspace(model))
     return status

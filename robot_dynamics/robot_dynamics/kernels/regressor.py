@@ -16,14 +16,20 @@ from .access import at1
 from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
 from .columns import KINEMATICS_END, W_P, W_R, W_S, layout
 from .common import (NONFINITE, OK, OVERFLOW, chunk, enter, ndofs, parent, root_acceleration, usable, user_v,
-                     workspace)
-from .jit import fast, inline, parallel, prange
+                     body_rows)
+from .jit import allocating, fast, inline, parallel, prange
 from .kinematics import kinematics
 from .lanes import lanes_count
 from .spatial import ZERO6, axpy, cross3, cross_motion, dot6, get3, get6, get9, matvec3, plus, set6
 
 #: per body: velocity and acceleration in world axes about o
 W_V, W_A, WIDTH = layout((("V", 6), ("A", 6)), KINEMATICS_END)
+
+
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
 
 
 @fast
@@ -204,6 +210,6 @@ def regressor_batch(model, Q, V, A, body, Y, nthreads, lanes):
     size = regressor_lane_size(model, Q, V, A, body, Y, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        regressor_lanes(model, Q, V, A, body, Y, status, lo, hi, workspace(model, WIDTH), lane_scratch(size, lanes),
+        regressor_lanes(model, Q, V, A, body, Y, status, lo, hi, workspace(model), lane_scratch(size, lanes),
                         lanes)
     return status

@@ -25,8 +25,8 @@ from ..layout import ARMATURE, FREE, INERTIA, JTYPE, PLANAR, POS, PRISMATIC, QSR
 from .columns import KINEMATICS_END, W_JOINT, W_P, W_R, layout
 from .blocks import gather, lane_scratch, scatter, view2, view3
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, NONFINITE, OK, add_torque, chunk, fail, parent,
-                     root_acceleration, usable, usable_rows, user_v, workspace)
-from .jit import fast, inline, parallel, prange
+                     root_acceleration, usable, usable_rows, user_v, body_rows)
+from .jit import allocating, fast, inline, parallel, prange
 from .access import at, at1, first
 from .lanes import any_lane, lanes_count
 from .kinematics import joint_angle, kinematics, world_wrench
@@ -35,6 +35,12 @@ from .spatial import (ZERO6, axpy, cross3, cross_force, cross_motion, get3, get6
 
 #: per body: velocity, acceleration, force, and X, the transform from the parent's joint frame (E, r)
 W_V, W_A, W_F, W_X, WIDTH = layout((("V", 6), ("A", 6), ("F", 6), ("X", 12)), KINEMATICS_END)
+
+
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
 
 
 @fast
@@ -236,5 +242,5 @@ def rnea_batch(model, Q, V, A, EXT, TAU, nthreads, lanes):
     size = rnea_lane_size(model, Q, V, A, EXT, TAU, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        rnea_lanes(model, Q, V, A, EXT, TAU, status, lo, hi, workspace(model, WIDTH), lane_scratch(size, lanes), lanes)
+        rnea_lanes(model, Q, V, A, EXT, TAU, status, lo, hi, workspace(model), lane_scratch(size, lanes), lanes)
     return status

@@ -54,7 +54,7 @@ Z_P, Z_Q, Z_FQ, Z_FV, Z_USER, Z_SCALE, Z_PSI, Z_ALPHA, Z_BETA, Z_END = layout(
 
 
 @allocating
-def derivatives_workspace(model):
+def workspace(model):
     """Scratch for one state: a row per body, then a row per coordinate in tree order (the full
     coordinates: a mimic joint has its own), and a row for a vector (`vector_row`)."""
     nb, nf = model.shape[0] - 1, 0
@@ -414,6 +414,6 @@ def rnea_derivatives_batch(model, Q, V, A, DQ, DV, M, nthreads, lanes):
     size = rnea_derivatives_lane_size(model, Q, V, A, DQ, DV, M, lanes)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q), nthreads)
-        rnea_derivatives_lanes(model, Q, V, A, DQ, DV, M, status, lo, hi, derivatives_workspace(model),
+        rnea_derivatives_lanes(model, Q, V, A, DQ, DV, M, status, lo, hi, workspace(model),
                                lane_scratch(size, lanes), lanes)
     return status

@@ -14,6 +14,7 @@ The torque of step s, TAU[s] (or TAU[0] for a constant one), is held over the st
 """
 import numpy as np
 
+from ..layout import NQ, NV
 from .common import OK, chunk
 from .configuration import integrate, tangent_rate
 from .aba import WIDTH, aba
@@ -26,9 +27,10 @@ ROWS = 12
 
 
 @allocating
-def scratch(model, nq, nv):
-    """The loop's vectors and the ABA kernel's workspace for one state."""
-    nb = model.shape[0] - 1
+def workspace(model):
+    """One state's scratch: the loop's vectors, the ABA kernel's workspace and its mask of known
+    coordinates (none)."""
+    nb, nq, nv = model.shape[0] - 1, int(model[-1, NQ]), int(model[-1, NV])
     return np.zeros((ROWS, max(nq, nv, 1))), np.empty((max(nb + nv, 1), max(WIDTH, 2 * nv + 4))), np.zeros(nv, np.bool_)
 
 
@@ -103,6 +105,6 @@ def trajectory_batch(model, Q0, V0, TAU, ext, dt, method, Q, V, nthreads):
     status, failed = np.zeros(len(Q0), np.int64), np.zeros(len(Q0), np.int64)
     for t in prange(nthreads):
         lo, hi = chunk(t, len(Q0), nthreads)
-        S, W, known = scratch(model, Q0.shape[1], V0.shape[1])
+        S, W, known = workspace(model)
         trajectory_rows(model, Q0, V0, TAU, ext, dt, method, Q, V, status, failed, lo, hi, S, W, known)
     return status, failed

@@ -73,7 +73,7 @@ class DynamicsNode(Node):
     """The node; joint_states arrives on a helper node (`joint_states_node`), spun by main() on a
     thread of its own. `lock` guards what the threads share: the configuration, the measured state,
     the parts' state, the counters, the output messages, and every dynamics computation (single-state
-    calls reuse the model's workspace). Nothing is logged while it is held.
+    calls of this thread share its rd.Data of the model). Nothing is logged while it is held.
 
     interrupted: a callable, true once the process was asked to stop (checked between the warm-up's
     calls). Raises StartupError if a parameter or the URDF given as a parameter is invalid at start-up
