@@ -23,6 +23,7 @@ import numpy as np
 
 from . import kernels as K
 from .data import LAST, Data, of  # noqa: F401 (Data: re-exported)
+from .kernels import batch as _batch
 from .kernels.common import INPUT_LIMIT
 from .layout import AXES
 from .model import REFERENCES
@@ -203,12 +204,12 @@ class Direct:
 
 class Kernel(Direct):
     """A kernel module's per-state entry point `name(model, *args, W) -> status` (W: the module's
-    workspace, from the Data), run by `call` for one state or a batch, or directly (`run`) by the
-    fast paths."""
+    workspace, from the Data), run by `call` for one state or a batch (its module declares it to the
+    batch drivers: kernels/batch.py's Algorithm), or directly (`run`) by the fast paths."""
 
     def __init__(self, module, name):
         super().__init__(getattr(module, name))
-        self.module, self.name = module, name
+        self.module, self.name, self.algorithm = module, name, _batch.ALGORITHMS[name]
 
 
 def call(kernel, model, data, threads, n, args, inputs, sizes=(), error=None, packed=None):
@@ -268,19 +269,17 @@ def thread_count(batch, threads):
 
 
 def drive(kernel, packed, n, threads, args, W, d):
-    """A kernel over a batch of n states: on one thread <name>_lanes, L states at a time (LANES), with
-    d's lane scratch and W for states that run alone; else <name>_batch (a workspace per thread).
-    Kernels without a lane driver run <name>_rows (<name>_batch without LANES). Returns the
-    per-state status."""
-    module, name = kernel.module, kernel.name
+    """A kernel over a batch of n states (kernels/batch.py): on one thread L states at a time (LANES)
+    with d's lane scratch, W for the states that run alone, or one at a time for a kernel without a
+    lane step; else over threads (a copy of W each). Returns the per-state status."""
+    alg = kernel.algorithm
     nthreads = thread_count(n, threads)
-    laned = hasattr(module, name + "_lanes")
     if nthreads > 1:
-        return getattr(module, name + "_batch")(packed, *args, nthreads, *((LANES,) if laned else ()))
+        return _batch.batch(alg, packed, W, nthreads, None if alg.lanes is None else LANES, *args)
     status = np.zeros(n, np.int64)
-    if laned:
-        size = getattr(module, name + "_lane_size")(packed, *args, LANES)
-        getattr(module, name + "_lanes")(packed, *args, status, 0, n, W, d.lane_scratch(size, LANES), LANES)
+    if alg.lanes is None:
+        _batch.rows(alg, packed, status, 0, n, W, *args)
     else:
-        getattr(module, name + "_rows")(packed, *args, status, 0, n, W)
+        size = LANES.count * (W.size + sum(x[0].size for x, role in zip(args, alg.roles) if role in "iob"))
+        _batch.in_lanes(alg, packed, status, 0, n, W, d.lane_scratch(size, LANES), LANES, *args)
     return status

@@ -146,12 +146,6 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
     Q0 = np.ascontiguousarray(np.broadcast_to(q0, (N, model.nq)))
     Q, E, info = np.empty((N, model.nq)), np.empty((N, 6)), np.empty((N, _ik.INFO))
     _solve(model, d, Q0, spec, T, w, limits, settings, Q, E, info, threads)
-    if info[:, _ik.I_STATUS].any():      # the seed: NaN, inf or beyond 1e50, or a quaternion off unit norm
-        try:
-            _call.raise_status(model, info[:, _ik.I_STATUS].astype(np.int64) if n else int(info[0, _ik.I_STATUS]),
-                               dict(q0=Q0 if n else Q0[0], q=Q0 if n else Q0[0]))
-        except ValueError as e:
-            raise ValueError(str(e) if str(e).startswith("q0") else f"q0: {e}") from None
     if restarts:
         gen = np.random.default_rng(rng)
         for _ in range(int(restarts)):
@@ -177,12 +171,17 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
 
 
 def _solve(model, d, Q0, spec, T, w, limits, settings, Q, E, info, threads):
-    n = len(Q0)
-    nthreads = _call.thread_count(n, threads)
-    if nthreads > 1:
-        _ik.solve_batch(model.packed, Q0, spec, T, w, limits, settings, Q, E, info, nthreads)
-    else:
-        _ik.solve_rows(model.packed, Q0, spec, T, w, limits, settings, Q, E, info, 0, n, *d.ik)
+    """The compiled solve of each target (kernels/ik.py); a bad seed (NaN, inf or beyond 1e50, or a
+    quaternion off unit norm) is an error naming q0."""
+    def bad_seed(model, status, inputs):
+        try:
+            _call.raise_status(model, status, dict(q0=Q0, q=Q0))
+        except ValueError as e:
+            raise ValueError(str(e) if str(e).startswith("q0") else f"q0: {e}") from None
+    _call.call(_IK, model, d, threads, len(Q0), (Q0, spec, T, w, limits, settings, Q, E, info), None, error=bad_seed)
+
+
+_IK = _call.Kernel(_ik, "ik")
 
 
 class Manipulability(NamedTuple):

@@ -110,22 +110,22 @@ def _failure(model, status, Q, step, times, where=""):
 
 def _compiled(model, data, q0, v0, dt, steps, TAU, external_wrenches, method, times, threads):
     n = _call.batch_size(q0)
-    d = _call.of(model, data)
-    ext = _call.external_rows(model, d, external_wrenches, 0)
+    ext = _call.external_rows(model, _call.of(model, data), external_wrenches, 0)
     N = max(n, 1)
     Q0, V0 = q0.reshape(N, model.nq), v0.reshape(N, model.nv)
     Q, V = np.empty((N, steps + 1, model.nq)), np.empty((N, steps + 1, model.nv))
-    nthreads = _call.thread_count(N, threads)
-    if nthreads > 1:
-        status, failed = _sim.trajectory_batch(model.packed, Q0, V0, TAU, ext, dt, method, Q, V, nthreads)
-    else:
-        status, failed = np.zeros(N, np.int64), np.zeros(N, np.int64)
-        _sim.trajectory_rows(model.packed, Q0, V0, TAU, ext, dt, method, Q, V, status, failed, 0, N, *d.simulate)
-    bad = np.flatnonzero(status)
-    if len(bad):
-        row, step = int(bad[0]), int(failed[bad[0]])
+    failed = np.zeros((N, 1), np.int64)
+
+    def failure(model, status, inputs):
+        row = int(np.flatnonzero(status)[0])
+        step = int(failed[row, 0])
         _failure(model, int(status[row]), Q[row, step], step, times, f" (batch row {row})" if n else "")
+    _call.call(_SIMULATION, model, data, threads, N, (Q0, V0, TAU, ext, float(dt), method, Q, V, failed), None,
+               error=failure)
     return (Q, V) if n else (Q[0], V[0])
+
+
+_SIMULATION = _call.Kernel(_sim, "simulation")
 
 
 def _stepped(model, data, q0, v0, dt, steps, tau, external_wrenches, contacts, loops, baumgarte, method, times,

@@ -18,10 +18,11 @@ least-squares point: a loop the free joints cannot close from there) or after MA
 import numpy as np
 
 from ..layout import FREE, JTYPE, NQ, NV, PLANAR, QSRC
+from .batch import Algorithm
 from .columns import KINEMATICS_END, layout
-from .common import NONFINITE, OK, STATUS_BODY, chunk, ndofs, usable, user_v
+from .common import NONFINITE, OK, STATUS_BODY, ndofs, usable, user_v
 from .constraints import C_SIZE, constraint_transpose, jacobian_scale, position_error
-from .jit import allocating, fast, parallel, prange
+from .jit import allocating, fast
 from .kinematics import kinematics
 from .psd import least_norm_solve
 from .spatial import matvec3, quaternion_matrix
@@ -193,21 +194,5 @@ def assemble(model, q0, C, free, q, W):
     return OK if big <= CLOSE_TOL else NOT_CLOSED + STATUS_BODY * (at + 1)
 
 
-@fast
-def assemble_rows(model, Q0, C, free, Q, status, lo, hi, W):
-    """`assemble` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = assemble(model, Q0[s], C, free, Q[s], W)
-
-
-@parallel
-def assemble_batch(model, Q0, C, free, Q, nthreads):
-    """`assemble` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q0), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q0), nthreads)
-        m = 0
-        for k in range(C.shape[0]):
-            m += int(C[k, C_SIZE])
-        assemble_rows(model, Q0, C, free, Q, status, lo, hi, workspace(model, m))
-    return status
+#: for the batch drivers: the guess in, the loop rows and the free coordinates shared, q out
+Algorithm(assemble, "isso")

@@ -18,16 +18,15 @@ Mimic joints add their scale times their column to their leader's. T = 1/2 sum v
 in Pinocchio, where it belongs to the universe). Bodies come depth-first, so a backward pass over
 them meets each body after its whole subtree: composites and columns in one pass.
 """
-import numpy as np
 
 from ..layout import ARMATURE, FREE, GRAVITY, JTYPE, MIMIC, NQ, NV, PRISMATIC, REVOLUTE, VSCALE
-from .common import NONFINITE, OK, OVERFLOW, chunk, finite, ndofs, parent, usable, user_v
+from .batch import Algorithm
+from .common import NONFINITE, OK, OVERFLOW, finite, ndofs, parent, usable, user_v
 from .access import at, put
-from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
-from .jit import allocating, fast, inline, parallel, prange
-from .lanes import all_lanes, lanes_count
-from .placements import (W_I, W_M, W_P, W_R, W_V, WIDTH, motion_subspace, origin, placements,
-                         placements_workspace, trig_rows)
+from .blocks import finite_block
+from .jit import allocating, fast, inline
+from .lanes import all_lanes
+from .placements import W_I, W_M, W_P, W_R, W_V, motion_subspace, origin, placements, placements_workspace
 from .spatial import ZERO6, axpy, column, cross3, dot6, get3, get6, get9, get10, inertia_times, plus, set6, set10
 
 #: a status of these kernels: the bodies have no mass, so there is no centre of mass
@@ -155,6 +154,18 @@ def centroidal_matrix(model, q, A, W):
     return OK
 
 
+@fast
+def centroidal_matrix_lanes(model, Q, A, W, lanes):
+    """`centroidal_matrix` of L states in lanes (the batch drivers' lane step, batch.py)."""
+    if not (Q.shape[0] == int(model[-1, NQ]) and placements(model, Q, W, True, lanes) == OK):
+        return False
+    m, moment = mass_and_moment(W, lanes)
+    if not all_lanes(m > 0.0):
+        return False
+    momentum_columns(model, A, W, m, moment, lanes)
+    return finite_block(A)
+
+
 @inline
 def momentum_columns(model, A, W, m, moment, l=None):
     """A's columns (module docstring) from `placements` with the inertias, the bodies' total mass
@@ -239,114 +250,9 @@ def centroidal(model, q, v, out, W):
     return OK if finite(out) else OVERFLOW
 
 
-# --- batches: <name>_rows on one thread, <name>_batch over threads (kernels/__init__.py) -----------
-@fast
-def center_of_mass_rows(model, Q, C, status, lo, hi, W):
-    for s in range(lo, hi):
-        status[s] = center_of_mass(model, Q[s], C[s], W)
-
-
-@parallel
-def center_of_mass_batch(model, Q, C, nthreads):
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        center_of_mass_rows(model, Q, C, status, lo, hi, workspace(model))
-    return status
-
-
-@fast
-def potential_energy_rows(model, Q, E, status, lo, hi, W):
-    for s in range(lo, hi):
-        status[s] = potential_energy(model, Q[s], E[s], W)
-
-
-@parallel
-def potential_energy_batch(model, Q, E, nthreads):
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        potential_energy_rows(model, Q, E, status, lo, hi, workspace(model))
-    return status
-
-
-@fast
-def com_jacobian_rows(model, Q, J, status, lo, hi, W):
-    for s in range(lo, hi):
-        status[s] = com_jacobian(model, Q[s], J[s], W)
-
-
-@parallel
-def com_jacobian_batch(model, Q, J, nthreads):
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        com_jacobian_rows(model, Q, J, status, lo, hi, workspace(model))
-    return status
-
-
-@fast
-def centroidal_matrix_rows(model, Q, A, status, lo, hi, W):
-    for s in range(lo, hi):
-        status[s] = centroidal_matrix(model, Q[s], A[s], W)
-
-
-@fast
-def centroidal_matrix_lanes(model, Q, A, status, lo, hi, W, B, lanes):
-    """`centroidal_matrix` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes): each
-    block of states transposed into the lane scratch B, placed and its columns built at once,
-    then transposed back; a block with an unusable q or a failing lane runs again one state at a
-    time (`centroidal_matrix_rows` with W), which gives each state its own status."""
-    nb, nv = model.shape[0] - 1, A.shape[2]
-    WL, start = view3(B, 0, max(nb, 1) + trig_rows(nb), WIDTH, lanes)
-    AL, start = view3(B, start, 6, nv, lanes)
-    QL = view2(B, start, Q.shape[1], lanes)[0]
-    for s0 in range(lo, hi, lanes_count(lanes)):
-        n = min(lanes_count(lanes), hi - s0)
-        ok = Q.shape[1] == int(model[-1, NQ]) and gather(Q, s0, n, QL, lanes) and \
-            placements(model, QL, WL, True, lanes) == OK
-        if ok:
-            m, moment = mass_and_moment(WL, lanes)
-            ok = all_lanes(m > 0.0)
-            if ok:
-                momentum_columns(model, AL, WL, m, moment, lanes)
-                ok = finite_block(AL)
-        if ok:
-            scatter(AL, A, s0, n, lanes)
-            status[s0:s0 + n] = OK
-        else:
-            centroidal_matrix_rows(model, Q, A, status, s0, s0 + n, W)
-
-
-@fast
-def centroidal_matrix_lane_size(model, Q, A, lanes):
-    """Doubles of lane scratch `centroidal_matrix_lanes` needs: the workspace, A and q."""
-    nb = model.shape[0] - 1
-    return lanes_count(lanes) * ((max(nb, 1) + trig_rows(nb)) * WIDTH + 6 * A.shape[2] + Q.shape[1])
-
-
-@parallel
-def centroidal_matrix_batch(model, Q, A, nthreads, lanes):
-    """`centroidal_matrix` over a batch on nthreads threads (a workspace each), L states at a time."""
-    status = np.zeros(len(Q), np.int64)
-    size = centroidal_matrix_lane_size(model, Q, A, lanes)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        centroidal_matrix_lanes(model, Q, A, status, lo, hi, workspace(model), lane_scratch(size, lanes),
-                                lanes)
-    return status
-
-
-@fast
-def centroidal_rows(model, Q, V, OUT, status, lo, hi, W):
-    for s in range(lo, hi):
-        status[s] = centroidal(model, Q[s], V[s], OUT[s], W)
-
-
-@parallel
-def centroidal_batch(model, Q, V, OUT, nthreads):
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        centroidal_rows(model, Q, V, OUT, status, lo, hi, workspace(model))
-    return status
+#: for the batch drivers: q (and v) in, the outputs out
+Algorithm(center_of_mass, "io")
+Algorithm(potential_energy, "io")
+Algorithm(com_jacobian, "io")
+Algorithm(centroidal_matrix, "io", centroidal_matrix_lanes)
+Algorithm(centroidal, "iio")

@@ -15,12 +15,13 @@ Everything is in world axes about the reference point o (kinematics.py).
 import numpy as np
 
 from ..layout import MIMIC, NV
+from .batch import Algorithm
 from .aba_derivatives import L_DIAG, L_END, L_LAM, L_ROWS, L_USER, L_X, factor_order
 from .columns import layout
-from .common import NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, chunk, fail, finite, ndofs, usable
+from .common import NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, fail, finite, ndofs, usable
 from .constraints import INCONSISTENT, RESIDUAL_TOL, constraint_of_row, constraint_terms, prepare
 from .hybrid import body_of_coordinate
-from .jit import allocating, fast, parallel, prange
+from .jit import allocating, fast
 from .ltdl import factor
 from .psd import least_norm_solve
 from .rnea import WIDTH as RNEA_WIDTH
@@ -167,26 +168,7 @@ def jacobian_terms(model, q, v, C, J, drift, W):
     return OK
 
 
-@fast
-def constrained_dynamics_rows(model, Q, V, TAU, C, gains, QDD, F, status, lo, hi, W):
-    """`constrained_dynamics` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = constrained_dynamics(model, Q[s], V[s], TAU[s], C, gains, QDD[s], F[s], W)
-
-
-@parallel
-def constrained_dynamics_batch(model, Q, V, TAU, C, gains, QDD, F, nthreads):
-    """`constrained_dynamics` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        constrained_dynamics_rows(model, Q, V, TAU, C, gains, QDD, F, status, lo, hi,
-                                  workspace(model, F.shape[1]))
-    return status
-
-
-@fast
-def jacobian_terms_rows(model, Q, V, C, J, D, status, lo, hi, W):
-    """`jacobian_terms` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = jacobian_terms(model, Q[s], V[s], C, J[s], D[s], W)
+#: for the batch drivers: q, v, tau in, the constraint rows and gains shared, qdd and the forces out; q, v
+#: in, the rows shared, J and Jdot v out
+Algorithm(constrained_dynamics, "iiissoo")
+Algorithm(jacobian_terms, "iisoo")

@@ -23,12 +23,13 @@ M, b, J and gamma come from one world-axes pass (`constraints.prepare`), in the 
 import numpy as np
 
 from ..layout import NV
+from .batch import Algorithm
 from .columns import layout
-from .common import (NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, STATUS_BODY, chunk, fail, finite, ndofs,
-                     usable, usable_given)
+from .common import (NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, STATUS_BODY, fail, finite, ndofs, usable,
+                     usable_given)
 from .constraints import INCONSISTENT, RESIDUAL_TOL, constraint_of_row, constraint_terms, prepare
 from .hybrid import body_of_coordinate
-from .jit import allocating, fast, parallel, prange
+from .jit import allocating, fast
 from .psd import least_norm_solve
 from .rnea import WIDTH as RNEA_WIDTH
 from .rnea_derivatives import WIDTH, Z_END, bias, mass_pairs
@@ -205,21 +206,6 @@ def constrained_hybrid(model, q, v, known, qdd, tau, C, gains, forces, W):
     return OK
 
 
-@fast
-def constrained_hybrid_rows(model, Q, V, KNOWN, QDD, TAU, C, gains, F, status, lo, hi, W):
-    """`constrained_hybrid` over states lo..hi of the batch, on one thread, with one workspace.
-    KNOWN: a mask per state, or one row for every state."""
-    for s in range(lo, hi):
-        status[s] = constrained_hybrid(model, Q[s], V[s], KNOWN[s if len(KNOWN) > 1 else 0], QDD[s], TAU[s], C, gains,
-                                       F[s], W)
-
-
-@parallel
-def constrained_hybrid_batch(model, Q, V, KNOWN, QDD, TAU, C, gains, F, nthreads):
-    """`constrained_hybrid` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        constrained_hybrid_rows(model, Q, V, KNOWN, QDD, TAU, C, gains, F, status, lo, hi,
-                                workspace(model, F.shape[1]))
-    return status
+#: for the batch drivers: q, v in, the mask of known coordinates (one for all or one per state), qdd and
+#: tau given and sought, the constraint rows and gains shared, the forces out
+Algorithm(constrained_hybrid, "iirbbsso")

@@ -30,10 +30,11 @@ max(1, the sum of the magnitudes of its terms).
 import numpy as np
 
 from ..layout import NV
+from .batch import Algorithm
 from .columns import layout
-from .common import FRAME_COLS, NONFINITE, OK, OVERFLOW, STATUS_BODY, chunk, finite, root_acceleration, usable
+from .common import FRAME_COLS, NONFINITE, OK, OVERFLOW, STATUS_BODY, finite, root_acceleration, usable
 from .constraints import C_A, C_B, C_SIZE, RESIDUAL_TOL, constraint_transpose, frame_motion, jacobian_scale
-from .jit import allocating, fast, parallel, prange
+from .jit import allocating, fast
 from .kinematics import kinematics
 from .psd import factor_psd, gram_factor, least_norm_solve, solve_factored
 from .rnea import WIDTH as RNEA_WIDTH
@@ -282,21 +283,7 @@ def least_torques(JT, order, npas, na, tau, Bp, Bgp, perm, rank, f, Y, PN, S, E,
         f[r] += z[r]
 
 
-@fast
-def constrained_inverse_rows(model, Q, V, A, C, passive, TP, options, ext, TAU, F, status, lo, hi, W):
-    """`constrained_inverse` over states lo..hi of the batch, on one thread, with one workspace. TP:
-    a row of passive torques per state, or one row for every state."""
-    for s in range(lo, hi):
-        status[s] = constrained_inverse(model, Q[s], V[s], A[s], C, passive, TP[s if len(TP) > 1 else 0], options, ext,
-                                        TAU[s], F[s], W)
-
-
-@parallel
-def constrained_inverse_batch(model, Q, V, A, C, passive, TP, options, ext, TAU, F, nthreads):
-    """`constrained_inverse` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        constrained_inverse_rows(model, Q, V, A, C, passive, TP, options, ext, TAU, F, status, lo, hi,
-                                 workspace(model, F.shape[1]))
-    return status
+#: for the batch drivers: q, v, a in, the constraint rows and passive coordinates shared, the passive
+#: torques (one row for all or one per state), the options and the external wrenches shared, tau and
+#: the forces out
+Algorithm(constrained_inverse, "iiissrssoo")

@@ -1,11 +1,11 @@
 """The Coriolis matrix C(q, v) with Mdot - 2C skew-symmetric (Echeandia and Wensing's
 recursion over composite inertias), in world axes about the reference point."""
-import numpy as np
 
 from ..layout import VSCALE
+from .batch import Algorithm
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import NONFINITE, OK, chunk, ndofs, parent, usable, user_v, body_rows
-from .jit import allocating, fast, parallel, prange
+from .common import NONFINITE, OK, ndofs, parent, usable, user_v, body_rows
+from .jit import allocating, fast
 from .kinematics import body_velocity, kinematics
 from .spatial import ZERO6, axpy, cross_force, cross_motion, dot6, get6, inertia_times, mat6_times, plus, set6
 
@@ -79,18 +79,5 @@ def coriolis_body(W, i, vel):
         W[i, W_B + 18 + k], W[i, W_B + 24 + k], W[i, W_B + 30 + k] = 0.5 * col[3], 0.5 * col[4], 0.5 * col[5]
 
 
-@fast
-def coriolis_rows(model, Q, V, C, status, lo, hi, W):
-    """`coriolis` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = coriolis(model, Q[s], V[s], C[s], W)
-
-
-@parallel
-def coriolis_batch(model, Q, V, C, nthreads):
-    """`coriolis` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        coriolis_rows(model, Q, V, C, status, lo, hi, workspace(model))
-    return status
+#: for the batch drivers: q, v in, C out
+Algorithm(coriolis, "iio")

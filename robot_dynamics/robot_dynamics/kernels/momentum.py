@@ -12,13 +12,13 @@ the subtree (a_g = [-g; 0], the base moving up at g). Hence
 one forward pass for the velocities and one backward pass summing two spatial vectors per body,
 no mass or Coriolis matrix. Rotor inertia adds armature * qd to p (it is constant: no beta).
 """
-import numpy as np
 
 from ..layout import ARMATURE, VSCALE
+from .batch import Algorithm
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import (NONFINITE, OK, OVERFLOW, add_torque, chunk, finite, ndofs, parent, root_acceleration, usable,
-                     user_v, body_rows)
-from .jit import allocating, fast, parallel, prange
+from .common import (NONFINITE, OK, OVERFLOW, add_torque, finite, ndofs, parent, root_acceleration, usable, user_v,
+                     body_rows)
+from .jit import allocating, fast
 from .kinematics import body_velocity, kinematics
 from .spatial import ZERO6, cross_force, dot6, get6, inertia_times, plus, set6
 
@@ -67,18 +67,5 @@ def momentum(model, q, v, p, beta, W):
     return OK if finite(p) and finite(beta) else OVERFLOW   # finite inputs, yet v^2 beyond a double
 
 
-@fast
-def momentum_rows(model, Q, V, P, B, status, lo, hi, W):
-    """`momentum` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = momentum(model, Q[s], V[s], P[s], B[s], W)
-
-
-@parallel
-def momentum_batch(model, Q, V, P, B, nthreads):
-    """`momentum` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        momentum_rows(model, Q, V, P, B, status, lo, hi, workspace(model))
-    return status
+#: for the batch drivers: q, v in, p and beta out
+Algorithm(momentum, "iioo")

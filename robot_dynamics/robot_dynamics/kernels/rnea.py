@@ -19,16 +19,15 @@ A one-coordinate joint's S is e_z (angular for a revolute joint, linear for a pr
 written out: v_i x S qd has four non-zero terms. A floating joint's S is the identity in its own
 frame, a planar joint's picks x, y and the turn about z.
 """
-import numpy as np
 
 from ..layout import ARMATURE, FREE, INERTIA, JTYPE, PLANAR, POS, PRISMATIC, QSRC, QUATERNION_TOL, REVOLUTE, ROT, VSCALE
 from .columns import KINEMATICS_END, W_JOINT, W_P, W_R, layout
-from .blocks import gather, lane_scratch, scatter, view2, view3
-from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, NONFINITE, OK, add_torque, chunk, fail, parent,
-                     root_acceleration, usable, usable_rows, user_v, body_rows)
-from .jit import allocating, fast, inline, parallel, prange
+from .batch import Algorithm
+from .common import (BAD_QUATERNION, F_BODY, NONFINITE, OK, add_torque, body_rows, fail, parent, root_acceleration,
+                     usable, usable_rows, user_v)
+from .jit import allocating, fast, inline
 from .access import at, at1, first
-from .lanes import any_lane, lanes_count
+from .lanes import any_lane
 from .kinematics import joint_angle, kinematics, world_wrench
 from .spatial import (ZERO6, axpy, cross3, cross_force, cross_motion, get3, get6, get9, inertia_times, matmul3,
                       matvec3, plus, quaternion_matrix, rotate_z, set3, set6, set9, transpose3)
@@ -53,6 +52,14 @@ def rnea(model, q, v, a, ext, tau, W):
         if status != OK:
             return status
     return newton_euler(model, q, v, a, ext, tau, W, ext.shape[0] > 0)
+
+
+@fast
+def rnea_lanes(model, Q, V, A, EXT, TAU, W, lanes):
+    """`rnea` of L states in lanes (the batch drivers' lane step, batch.py; inputs checked there)."""
+    if EXT.shape[0] and kinematics(model, Q, W, -1, False, lanes) != OK:
+        return False
+    return newton_euler(model, Q, V, A, EXT, TAU, W, EXT.shape[0] > 0, lanes) == OK
 
 
 @fast
@@ -194,53 +201,5 @@ def to_parent(E, r, f):
     return fl + (n[0] + rf[0], n[1] + rf[1], n[2] + rf[2])
 
 
-@fast
-def rnea_rows(model, Q, V, A, EXT, TAU, status, lo, hi, W):
-    """`rnea` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = rnea(model, Q[s], V[s], A[s], EXT[s], TAU[s], W)
-
-
-@fast
-def rnea_lanes(model, Q, V, A, EXT, TAU, status, lo, hi, W, B, lanes):
-    """`rnea` over states lo..hi, L at a time (the lane marker `lanes`, see lanes.py): each block
-    of states transposed into the lane scratch B (`lane_size`), `newton_euler` on all of them at
-    once, the torques transposed back. A block with an unusable input or a failing lane runs again
-    one state at a time (`rnea_rows` with W), which gives each state its own status."""
-    nb, nq, nv, ne = model.shape[0] - 1, Q.shape[1], V.shape[1], EXT.shape[1]
-    WL, start = view3(B, 0, max(nb, 1), WIDTH, lanes)
-    QL, start = view2(B, start, nq, lanes)
-    VL, start = view2(B, start, nv, lanes)
-    AL, start = view2(B, start, nv, lanes)
-    TL, start = view2(B, start, nv, lanes)
-    EL = view3(B, start, ne, EXT.shape[2], lanes)[0]
-    for s0 in range(lo, hi, lanes_count(lanes)):
-        n = min(lanes_count(lanes), hi - s0)
-        ok = gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(A, s0, n, AL, lanes) & \
-            gather(EXT, s0, n, EL, lanes)
-        if ok and ne:
-            ok = kinematics(model, QL, WL, -1, False, lanes) == OK
-        ok = ok and newton_euler(model, QL, VL, AL, EL, TL, WL, ne > 0, lanes) == OK
-        if ok:
-            scatter(TL, TAU, s0, n, lanes)
-            status[s0:s0 + n] = OK
-        else:
-            rnea_rows(model, Q, V, A, EXT, TAU, status, s0, s0 + n, W)
-
-
-@fast
-def rnea_lane_size(model, Q, V, A, EXT, TAU, lanes):
-    """Doubles of lane scratch `rnea_lanes` needs: the workspace, q, v, a, tau and the wrenches."""
-    return lanes_count(lanes) * (max(model.shape[0] - 1, 1) * WIDTH + Q.shape[1] + 3 * V.shape[1]
-                                 + EXT.shape[1] * EXT_COLS)
-
-
-@parallel
-def rnea_batch(model, Q, V, A, EXT, TAU, nthreads, lanes):
-    """`rnea` over a batch on nthreads threads (a workspace each), L states at a time."""
-    status = np.zeros(len(Q), np.int64)
-    size = rnea_lane_size(model, Q, V, A, EXT, TAU, lanes)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        rnea_lanes(model, Q, V, A, EXT, TAU, status, lo, hi, workspace(model), lane_scratch(size, lanes), lanes)
-    return status
+#: for the batch drivers: q, v, a and the external wrenches in, tau out
+Algorithm(rnea, "iiiio", rnea_lanes)
