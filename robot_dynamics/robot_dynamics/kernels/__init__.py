@@ -14,6 +14,7 @@
     ltdl        M = L^T D L keeping the branch-induced sparsity, and solves with it
     aba_derivatives   d qdd / dq, d qdd / dv and M^-1
     psd         least-norm solutions of positive semi-definite systems (pivoted Cholesky)
+    cholesky    the dense Cholesky factorization the others use
     constraints contacts and loop closures as rows: their Jacobians, drifts and position errors
     constrained constrained forward dynamics (Kim eqs. 67-69), J and Jdot v alone
     constrained_inverse  constrained inverse dynamics with passive coordinates (Kim eqs. 56-66)
@@ -49,7 +50,7 @@ Kernels take and return the user's coordinates: a joint reads its q and v throug
 source/scale columns (mimic joints follow their leader) and adds its torque, times its scale, to
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
-from . import (aba, aba_derivatives, access, assembly, batch, blocks, cache, centroidal, columns, common,
+from . import (aba, aba_derivatives, access, assembly, batch, blocks, cache, centroidal, cholesky, columns, common,
                configuration, constrained, constrained_hybrid, constrained_inverse, constraints, coriolis, crba,
                frame_motion, hybrid, ik, interpolation, jacobian, jit, kinematics, lanes, lie, ltdl, momentum, observer,
                placements, psd, reachability, regressor, rnea, rnea_derivatives, simulate, spatial, trig)
@@ -58,7 +59,7 @@ from .lanes import Lanes  # noqa: F401
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD)
 
-MODULES = (aba, aba_derivatives, access, assembly, batch, blocks, centroidal, columns, common, configuration,
+MODULES = (aba, aba_derivatives, access, assembly, batch, blocks, centroidal, cholesky, columns, common, configuration,
            constrained, constrained_hybrid, constrained_inverse, constraints, coriolis, crba, frame_motion, hybrid, ik,
            interpolation, jacobian, jit, kinematics, lanes, lie, ltdl, momentum, observer, placements, psd,
            reachability, regressor, rnea, rnea_derivatives, simulate, spatial, trig)

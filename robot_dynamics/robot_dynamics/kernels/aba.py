@@ -16,13 +16,13 @@ One coordinate keeps 1 / D; several keep D = L L^T, Y = U L^-T and z = L^-1 u (`
 Ia is kept symmetric: its upper triangle (21 numbers).
 """
 
-from ..layout import ARMATURE, JTYPE, MIMIC, PRISMATIC
+from ..layout import ARMATURE, JTYPE, MIMIC, NQ, NV, PRISMATIC
 from .batch import Algorithm
 from .access import add, at, at1, first, put, put1, sub
 from .blocks import finite_block
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import (F_BODY, INPUT_LIMIT, NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, fail, finite, ndofs, parent,
-                     root_acceleration, usable, usable_given, usable_rows, user_v, body_rows)
+from .common import (F_BODY, INPUT_LIMIT, NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, body_rows, fail, finite,
+                     ndofs, parent, root_acceleration, sized, usable, usable_given, usable_rows, user_v)
 from .hybrid import WIDTH as REDUCED_WIDTH
 from .hybrid import reduced_hybrid
 from .jit import allocating, fast, inline
@@ -56,7 +56,9 @@ def aba(model, q, v, known, qdd, tau, ext, W):
     cannot handle: models with them solve the reduced dense system instead (hybrid.py). Only
     the given entries are read (qdd[k] where known, tau[k] elsewhere). SINGULAR where the mass
     matrix is not positive definite."""
-    if not (usable(q) and usable(v) and usable_given(known, qdd, tau) and usable_rows(ext)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, known, NV) and sized(model, qdd, NV)
+            and sized(model, tau, NV) and usable(q) and usable(v) and usable_given(known, qdd, tau)
+            and usable_rows(ext)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:

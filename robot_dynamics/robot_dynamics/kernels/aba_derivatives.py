@@ -10,20 +10,19 @@ Models with mimic joints (whose coordinates couple branches) take a dense factor
 """
 import numpy as np
 
-from ..layout import MIMIC, NV
+from ..layout import MIMIC, NQ, NV
 from .batch import Algorithm
 from .columns import layout
 from .access import at, at1, first, first1, matrix_at, put, put1
 from .blocks import finite_block
-from .common import NONFINITE, OK, OVERFLOW, SINGULAR, fail, ndofs, parent, usable
+from .common import NONFINITE, OK, OVERFLOW, SINGULAR, fail, ndofs, parent, sized, usable
 from .hybrid import body_of_coordinate
 from .jit import allocating, fast
 from .kinematics import kinematics
 from .lanes import lanes_count
 from .ltdl import factor, solve_block, solve_vector, symmetrize
-from .rnea_derivatives import (W_T0, W_TEND, WIDTH, Z_USER, accelerations, base_gravity, bias, composites,
-                               coordinate_terms, finite_matrix, mass_pairs, partials, vector_row,
-                               velocities)
+from .rnea_derivatives import (WIDTH, W_T0, W_TEND, Z_USER, accelerations, base_gravity, bias, composites,
+                               coordinate_terms, finite_matrix, mass_pairs, partials, vector_row, velocities)
 
 #: the factor's vectors, a row each of a block after the coordinate rows: each coordinate's parent
 #: coordinate, one past its last descendant, its user index, M's diagonal, and a vector
@@ -69,7 +68,8 @@ def blocks(model, W, l=None):
 def aba_derivatives(model, q, v, tau, dq, dv, Minv, W):
     """d qdd / dq, d qdd / dv and M^-1 of one state (see the module docstring). SINGULAR (with
     the body) where M is not positive definite; OVERFLOW where a finite input gives inf."""
-    if not (usable(q) and usable(v) and usable(tau)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, tau, NV) and usable(q) and usable(v)
+            and usable(tau)):
         return NONFINITE
     status = kinematics(model, q, W, base_frame=True)
     if status != OK:

@@ -25,7 +25,7 @@ from numba.extending import NativeValue, models, overload, register_model, typeo
 
 from .blocks import gather, lane_scratch, scatter, view2, view3
 from .common import OK, chunk
-from .jit import fast, parallel, prange
+from .jit import FAST, fast, generated, parallel, prange
 from .lanes import lanes_count
 
 #: the role of a kernel argument: a state input (per state; checked in a lane block), an output (per
@@ -33,9 +33,6 @@ from .lanes import lanes_count
 #: one row for every state or one per state (a lane block needs its states' rows equal), shared by all
 ROLES = {"i": "input", "o": "output", "b": "input and output", "r": "row", "s": "shared"}
 ALGORITHMS = {}
-#: the generated code inside the one-thread drivers compiles as they do (jit.fast: no reference
-#: counting; a view made without it and released with it would free the lane scratch under it)
-FAST = {"error_model": "numpy", "fastmath": {"contract"}, "_nrt": False}
 
 
 class Algorithm:
@@ -75,13 +72,6 @@ def _unbox_algorithm(typ, obj, c):
     return NativeValue(ir.Constant(ir.IntType(8), 0))
 
 
-def _generated(source, names):
-    """The function `impl` that `source` defines, with `names` as its globals."""
-    scope = {}
-    exec(compile(source, "<kernels.batch>", "exec"), dict(names), scope)
-    return scope["impl"]
-
-
 def _state_args(roles, s):
     """The per-state argument expressions of the entry point for state `s`."""
     return [f"args[{k}]" if r == "s" else f"args[{k}][{s} if len(args[{k}]) > 1 else 0]" if r == "r"
@@ -98,7 +88,7 @@ def _run_state(alg, model, args, s, W):
     """alg's entry point on state s of the batch arguments."""
     a = ALGORITHMS[alg.algorithm]
     w = ", ".join(f"W[{k}]" for k in range(len(W))) if isinstance(W, types.BaseTuple) else "W"
-    return _generated(f"def impl(alg, model, args, s, W):\n"
+    return generated(f"def impl(alg, model, args, s, W):\n"
                       f"    return state(model, {', '.join(_state_args(a.roles, 's'))}, {w})\n", {"state": a.state})
 
 
@@ -121,7 +111,7 @@ def fresh_copy(W):
 def _fresh_copy(W):
     """A thread's own workspace: a copy of the caller's (an array, or a tuple of arrays)."""
     if isinstance(W, types.BaseTuple):
-        return _generated("def impl(W):\n    return (" + "".join(f"W[{k}].copy(), " for k in range(len(W))) + ")\n",
+        return generated("def impl(W):\n    return (" + "".join(f"W[{k}].copy(), " for k in range(len(W))) + ")\n",
                           {})
     return lambda W: W.copy()
 
@@ -137,7 +127,7 @@ def _lane_size(alg, W, args, lanes):
         return lambda alg, W, args, lanes: 0
     sizes = " + ".join(["W.size"] + [f"args[{k}][0].size" for k, r in enumerate(ALGORITHMS[alg.algorithm].roles)
                                      if r in "iob"])
-    return _generated(f"def impl(alg, W, args, lanes):\n    return lanes_count(lanes) * ({sizes})\n",
+    return generated(f"def impl(alg, W, args, lanes):\n    return lanes_count(lanes) * ({sizes})\n",
                       {"lanes_count": lanes_count})
 
 
@@ -186,7 +176,7 @@ def _lane_blocks(alg, model, status, lo, hi, W, B, lanes, args):
     lines += ["            status[s0:s0 + n] = OK",
               "        else:",
               "            rows(alg, model, status, s0, s0 + n, W, *args)"]
-    return _generated("\n".join(lines) + "\n", {
+    return generated("\n".join(lines) + "\n", {
         "lanes_count": lanes_count, "view2": view2, "view3": view3, "gather": gather, "scatter": scatter,
         "same_rows": same_rows, "step": a.lanes, "rows": rows, "OK": OK})
 

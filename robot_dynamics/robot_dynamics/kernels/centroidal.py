@@ -21,13 +21,13 @@ them meets each body after its whole subtree: composites and columns in one pass
 
 from ..layout import ARMATURE, FREE, GRAVITY, JTYPE, MIMIC, NQ, NV, PRISMATIC, REVOLUTE, VSCALE
 from .batch import Algorithm
-from .common import NONFINITE, OK, OVERFLOW, finite, ndofs, parent, usable, user_v
+from .common import NONFINITE, OK, OVERFLOW, finite, ndofs, parent, sized, usable, user_v
 from .access import at, put
 from .blocks import finite_block
 from .jit import allocating, fast, inline
 from .lanes import all_lanes
 from .placements import W_I, W_M, W_P, W_R, W_V, motion_subspace, origin, placements, placements_workspace
-from .spatial import ZERO6, axpy, column, cross3, dot6, get3, get6, get9, get10, inertia_times, plus, set6, set10
+from .spatial import ZERO3, ZERO6, axpy, column, cross3, dot6, get10, get3, get6, get9, inertia_times, plus, set10, set6
 
 #: a status of these kernels: the bodies have no mass, so there is no centre of mass
 MASSLESS = 5
@@ -39,13 +39,6 @@ OUT_COM, OUT_VCOM, OUT_H, OUT_T, OUT_LEN = 0, 3, 6, 12, 13
 def workspace(model):
     """One state's scratch: the placements' (placements.py)."""
     return placements_workspace(model)
-
-
-@fast
-def sized(model, x, n):
-    """x has the model's number of coordinates (column n of the last row: NQ or NV). The API's
-    single-state fast paths leave this check to the kernel; elsewhere the inputs are checked first."""
-    return x.shape[0] == int(model[-1, n])
 
 
 @fast
@@ -61,17 +54,25 @@ def write_com(W, m, moment, c):
     c[0], c[1], c[2] = o[0] + moment[0] / m, o[1] + moment[1] / m, o[2] + moment[2] / m
 
 
+@inline
+def placed(model, q, W, inertia):
+    """`placements` of one state after checking q, and the bodies' mass and first moment about o:
+    (status, m, m (c - o)), the status MASSLESS where the bodies have no mass."""
+    if not (sized(model, q, NQ) and usable(q)):
+        return NONFINITE, 0.0, ZERO3
+    status = placements(model, q, W, inertia)
+    if status != OK:
+        return status, 0.0, ZERO3
+    m, moment = mass_and_moment(W)
+    return (OK if m > 0.0 else MASSLESS), m, moment
+
+
 @fast
 def center_of_mass(model, q, c, W):
     """The centre of mass c (3) of one state."""
-    if not (sized(model, q, NQ) and usable(q)):
-        return NONFINITE
-    status = placements(model, q, W, False)
+    status, m, moment = placed(model, q, W, False)
     if status != OK:
         return status
-    m, moment = mass_and_moment(W)
-    if not m > 0.0:
-        return MASSLESS
     write_com(W, m, moment, c)
     return OK if finite(c) else OVERFLOW
 
@@ -79,12 +80,9 @@ def center_of_mass(model, q, c, W):
 @fast
 def potential_energy(model, q, e, W):
     """e[0] = -sum m_i g . c_i, the potential energy of one state (g the model's gravity)."""
-    if not (sized(model, q, NQ) and usable(q)):
-        return NONFINITE
-    status = placements(model, q, W, False)
-    if status != OK:
+    status, m, moment = placed(model, q, W, False)
+    if status != OK and status != MASSLESS:
         return status
-    m, moment = mass_and_moment(W)
     o, g = origin(W), model.shape[0] - 1
     e[0] = -(model[g, GRAVITY] * (moment[0] + m * o[0]) + model[g, GRAVITY + 1] * (moment[1] + m * o[1])
              + model[g, GRAVITY + 2] * (moment[2] + m * o[2]))
@@ -96,14 +94,9 @@ def com_jacobian(model, q, J, W):
     """The Jacobian J (3 x nv) of the centre of mass of one state: column S_lin m_j / m +
     S_ang x m_j (c_j - o) / m for subtree j (module docstring), written per joint type from its
     placement: u x m_j (c_j - p) / m about an axis u through p, m_j u / m along it."""
-    if not (sized(model, q, NQ) and usable(q)):
-        return NONFINITE
-    status = placements(model, q, W, False)
+    status, m, _ = placed(model, q, W, False)
     if status != OK:
         return status
-    m, _ = mass_and_moment(W)
-    if not m > 0.0:
-        return MASSLESS
     J[:, :] = 0.0
     inv = 1.0 / m
     for j in range(model.shape[0] - 2, -1, -1):    # leaves first: j's subtree is summed when j comes
@@ -142,14 +135,9 @@ def add_column(J, k, s, x):
 @fast
 def centroidal_matrix(model, q, A, W):
     """The centroidal momentum matrix A (6 x nv, h_G = A v) of one state (`momentum_columns`)."""
-    if not (sized(model, q, NQ) and usable(q)):
-        return NONFINITE
-    status = placements(model, q, W, True)
+    status, m, moment = placed(model, q, W, True)
     if status != OK:
         return status
-    m, moment = mass_and_moment(W)
-    if not m > 0.0:
-        return MASSLESS
     momentum_columns(model, A, W, m, moment)
     return OK
 

@@ -1,10 +1,10 @@
 """The Coriolis matrix C(q, v) with Mdot - 2C skew-symmetric (Echeandia and Wensing's
 recursion over composite inertias), in world axes about the reference point."""
 
-from ..layout import VSCALE
+from ..layout import NQ, NV, VSCALE
 from .batch import Algorithm
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import NONFINITE, OK, ndofs, parent, usable, user_v, body_rows
+from .common import NONFINITE, OK, body_rows, ndofs, parent, sized, usable, user_v
 from .jit import allocating, fast
 from .kinematics import body_velocity, kinematics
 from .spatial import ZERO6, axpy, cross_force, cross_motion, dot6, get6, inertia_times, mat6_times, plus, set6
@@ -24,7 +24,7 @@ def coriolis(model, q, v, C, W):
     """Coriolis matrix C(q, v) with Mdot - 2C skew-symmetric: C = sum_k J_k^T (I_k Jdot_k +
     B_k J_k) over bodies, gathered with composite inertias Ic and composite B (Echeandia &
     Wensing's recursion), where the world-frame Sdot of a joint is v_body x S (kept in W_SDOT)."""
-    if not (usable(q) and usable(v)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and usable(q) and usable(v)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:

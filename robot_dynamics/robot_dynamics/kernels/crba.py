@@ -1,10 +1,10 @@
 """The joint-space inertia matrix M(q): the composite-rigid-body algorithm (Featherstone, Rigid
 Body Dynamics Algorithms, ch. 6), in world axes about the reference point."""
-from ..layout import ARMATURE, MIMIC, MULTI, SUBTREE_END, VSCALE
+from ..layout import ARMATURE, MIMIC, MULTI, NQ, SUBTREE_END, VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
 from .access import add, at, put
 from .batch import Algorithm
-from .common import NONFINITE, OK, body_rows, enter, ndofs, parent, usable, user_v
+from .common import NONFINITE, OK, body_rows, enter, ndofs, parent, sized, usable, user_v
 from .jit import allocating, fast
 from .kinematics import kinematics
 from .spatial import dot6, get6, inertia_times, set6
@@ -22,7 +22,7 @@ def workspace(model):
 @fast
 def crba(model, q, M, W):
     """Mass matrix M(q) of one state (see `composite_inertia`)."""
-    if not usable(q):
+    if not (sized(model, q, NQ) and usable(q)):
         return NONFINITE
     status = kinematics(model, q, W, base_frame=True)
     if status == OK:

@@ -15,7 +15,7 @@ LOCAL_WORLD_ALIGNED, the second derivative of the frame origin's position.
 from ..layout import NQ, NV, VSCALE
 from .batch import Algorithm
 from .columns import KINEMATICS_END, W_S
-from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, OVERFLOW, WORLD, finite, ndofs, usable, user_v, body_rows
+from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, OVERFLOW, WORLD, body_rows, finite, ndofs, usable, user_v
 from .jit import allocating, fast
 from .kinematics import frame_in_world, kinematics, on_chain
 from .spatial import ZERO6, axpy, cross3, cross_motion, get6, matvec3, plus, transpose3

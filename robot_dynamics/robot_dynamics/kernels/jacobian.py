@@ -1,10 +1,10 @@
 """Frame placements and Jacobians (Lynch and Park, Modern Robotics, ch. 5)."""
 
-from ..layout import VSCALE
+from ..layout import NQ, VSCALE
 from .batch import Algorithm
 from .columns import KINEMATICS_END, W_S
 from .access import add, put
-from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, WORLD, ndofs, usable, user_v, body_rows
+from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, WORLD, body_rows, ndofs, sized, usable, user_v
 from .jit import allocating, fast
 from .kinematics import frame_in_world, kinematics, on_chain
 from .spatial import cross3, get6, matvec3, transpose3
@@ -23,7 +23,7 @@ def workspace(model):
 def frame_jacobian(model, q, spec, J, H, W):
     """Placement H (4x4) of a frame and its Jacobian J (6 x nv, rows [linear; angular]) in the
     spec's reference (see `placed_jacobian`)."""
-    if not usable(q):
+    if not (sized(model, q, NQ) and usable(q)):
         return NONFINITE
     status = kinematics(model, q, W, int(spec[F_BODY]))
     if status != OK:

@@ -13,11 +13,11 @@ one forward pass for the velocities and one backward pass summing two spatial ve
 no mass or Coriolis matrix. Rotor inertia adds armature * qd to p (it is constant: no beta).
 """
 
-from ..layout import ARMATURE, VSCALE
+from ..layout import ARMATURE, NQ, NV, VSCALE
 from .batch import Algorithm
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import (NONFINITE, OK, OVERFLOW, add_torque, finite, ndofs, parent, root_acceleration, usable, user_v,
-                     body_rows)
+from .common import (NONFINITE, OK, OVERFLOW, add_torque, body_rows, finite, ndofs, parent, root_acceleration, sized,
+                     usable, user_v)
 from .jit import allocating, fast
 from .kinematics import body_velocity, kinematics
 from .spatial import ZERO6, cross_force, dot6, get6, inertia_times, plus, set6
@@ -36,7 +36,7 @@ def workspace(model):
 def momentum(model, q, v, p, beta, W):
     """p = M(q) v and beta = g(q) - C(q, v)^T v of one state (see the module docstring);
     NONFINITE for NaN or inf in the inputs, OVERFLOW for a result beyond a double."""
-    if not (usable(q) and usable(v)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and usable(q) and usable(v)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:

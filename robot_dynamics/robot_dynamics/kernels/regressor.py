@@ -10,12 +10,12 @@ f_i = I_i a_i + v_i x* I_i v_i, which is linear in them: f_i = A_i theta_i, ten 
 subtree, so Y[j, block i] = S_j^T A_i for every j on i's path to the root, and zero elsewhere.
 """
 
-from ..layout import AXES, MIMIC, VSCALE
+from ..layout import AXES, MIMIC, NQ, NV, VSCALE
 from .batch import Algorithm
 from .access import at1
 from .blocks import finite_block
 from .columns import KINEMATICS_END, W_P, W_R, W_S, layout
-from .common import NONFINITE, OK, OVERFLOW, enter, ndofs, parent, root_acceleration, usable, user_v, body_rows
+from .common import NONFINITE, OK, OVERFLOW, body_rows, enter, ndofs, parent, root_acceleration, sized, usable, user_v
 from .jit import allocating, fast, inline
 from .kinematics import kinematics
 from .spatial import ZERO6, axpy, cross3, cross_motion, dot6, get3, get6, get9, matvec3, plus, set6
@@ -35,7 +35,8 @@ def regressor(model, q, v, a, body, Y, W):
     """Y(q, v, a) of one state into Y (all of it). body < 0: every body's ten columns (Y is
     nv x 10 nb); body >= 0: only that body's (Y is nv x 10). NONFINITE for NaN or inf in the
     inputs, OVERFLOW for inputs so large that Y is not finite (see `regressor_passes`)."""
-    if not (usable(q) and usable(v) and usable(a)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, a, NV) and usable(q) and usable(v)
+            and usable(a)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:

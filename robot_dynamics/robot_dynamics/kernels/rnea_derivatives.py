@@ -28,16 +28,16 @@ diagonal. Mimic joints: tau = G^T tau_full, so each entry is G^T (.) G, summed w
 """
 import numpy as np
 
-from ..layout import ARMATURE, FREE, JTYPE, QSRC, ROT, SUBTREE_END, VSCALE
+from ..layout import ARMATURE, FREE, JTYPE, NQ, NV, QSRC, ROT, SUBTREE_END, VSCALE
 from .batch import Algorithm
 from .columns import KINEMATICS_END, W_I, W_S, layout
 from .access import add, at, at1, first, put
 from .blocks import finite_block
-from .common import NONFINITE, OK, OVERFLOW, add_torque, ndofs, parent, root_acceleration, usable, user_v
+from .common import NONFINITE, OK, OVERFLOW, add_torque, ndofs, parent, root_acceleration, sized, usable, user_v
 from .jit import allocating, fast
 from .kinematics import kinematics
-from .spatial import (ZERO3, ZERO6, axpy, cross3, cross_force, cross_motion, dot6, get6, get9, get10, inertia_times,
-                      matmul3, matvec3, plus, quaternion_matrix, set6, set10, transpose3)
+from .spatial import (ZERO3, ZERO6, axpy, cross3, cross_force, cross_motion, dot6, get10, get6, get9, inertia_times,
+                      matmul3, matvec3, plus, quaternion_matrix, set10, set6, transpose3)
 
 #: per body: velocity, acceleration (gravity included) and momentum h = I v; f, then F (the subtree's
 #: force); the subtree's momentum hc, inertia Ic (W_I keeps the body's own) and inertia rate Idotc
@@ -75,7 +75,8 @@ def vector_row(model):
 def rnea_derivatives(model, q, v, a, dtau_dq, dtau_dv, M, W):
     """d tau / dq (tangent space), d tau / dv and M of one state (see the module docstring).
     OVERFLOW where finite inputs give inf."""
-    if not (usable(q) and usable(v) and usable(a)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, a, NV) and usable(q) and usable(v)
+            and usable(a)):
         return NONFINITE
     status = kinematics(model, q, W, base_frame=True)
     if status != OK:
