@@ -5,6 +5,8 @@ The position-level counterpart of the constrained dynamics: a closed-chain robot
 often carry only the actuated joints, and the passive ones follow from the loops. Loops as in
 constrained.py's docstring; the algorithm in kernels/assembly.py.
 """
+from functools import partial
+
 import numpy as np
 
 from . import calling as _call
@@ -19,27 +21,9 @@ CLOSE_TOL = _as.CLOSE_TOL
 _ASM = _call.Kernel(_as, "assemble")
 
 
-def _free(model, data, fixed):
-    """1.0 for each coordinate (over v) that assembly may move: those not in `fixed`, kept in the Data."""
-    cache = _call.of(model, data).masks
-    if fixed is None:
-        key = ("free", None)
-    elif type(fixed) is np.ndarray:
-        key = ("free", fixed.dtype.str, fixed.shape, fixed.tobytes())
-    else:
-        try:
-            key = ("free", tuple(fixed))
-            hash(key)
-        except TypeError:
-            key = None
-    free = cache.get(key)
-    if free is None:
-        free = np.ones(model.nv) if fixed is None else np.where(_con.coordinate_mask(model, data, fixed, "fixed", "q"), 0.0,
-                                                                 1.0)
-        free.flags.writeable = False
-        if key is not None:
-            cache[key] = free
-    return free
+def _free(model, d, fixed):
+    """1.0 for each coordinate (over v) that assembly may move: those not in `fixed`."""
+    return _con.complement(model, d, () if fixed is None else fixed, "fixed", "q")
 
 
 def assemble(model, q_guess, loops, fixed=None, threads=None, out=None, data=None):
@@ -54,10 +38,10 @@ def assemble(model, q_guess, loops, fixed=None, threads=None, out=None, data=Non
     free joints cannot close from the guess (the frames out of reach, or a guess past a singular
     configuration) raises ConstraintError naming the loop, its remaining error and the free joints.
     One state or a batch (N, nq); out: an array of q's shape to fill and return."""
-    C, labels, m = _con.rows(model, data, (), loops)
-    free = _free(model, data, fixed)
-    d = _call.plain_data(model, data, q_guess)
-    if d is not None and out is None:
+    d = _call.of(model, data)
+    C, labels, m = _con.rows(model, d, (), loops)
+    free = _free(model, d, fixed)
+    if out is None and _call.plain_data(model, d, q_guess) is not None:
         q = np.empty(model.nq)
         if not _ASM.run(model.packed, q_guess, C, free, q, d.workspace(_as, m)):
             return q
@@ -70,12 +54,12 @@ def assemble(model, q_guess, loops, fixed=None, threads=None, out=None, data=Non
         raise ValueError(f"out must be a writeable C-contiguous float64 array of shape {q0.shape}, apart from q_guess")
     else:
         q = out
-    _call.call(_ASM, model, data, threads, n, (q0, C, free, q), None, (m,),
-               lambda model, status, inputs: _raise(model, data, status, q0, q, n, loops, labels, free))
+    _call.call(_ASM, model, d, threads, n, (q0, C, free, q), None, m,
+               partial(_raise, d, q0, q, n, loops, labels, free))
     return q
 
 
-def _raise(model, data, status, q0, q, n, loops, labels, free):
+def _raise(data, q0, q, n, loops, labels, free, model, status, inputs):
     """A loop that does not close names it (its remaining gap); a bad quaternion names q; the rest q_guess."""
     status = np.atleast_1d(status)
     bad = np.flatnonzero(status)

@@ -16,13 +16,14 @@ privates; `dynamics` is the facade that re-exports them.
 """
 import math
 import os
+import threading
 
 import llvmlite.binding as llvm
 import numba
 import numpy as np
 
 from . import kernels as K
-from .data import LAST, Data, of  # noqa: F401 (Data: re-exported)
+from .data import LAST, THREADS, Data, of  # noqa: F401 (Data: re-exported)
 from .kernels import batch as _batch
 from .kernels.common import INPUT_LIMIT
 from .layout import AXES
@@ -72,21 +73,28 @@ def plain(x, n, dtype=F64, unit=(8,)):
     return type(x) is np.ndarray and x.dtype is dtype and x.strides == unit and len(x) == n
 
 
-def plain_data(model, data, q, v=None, a=None, ndarray=np.ndarray, f64=F64, unit=(8,), last=LAST):
-    """The Data of a single-state fast path: when q (and v and a, if given) are what the kernels take
-    for one state (float64 arrays of the model's length and unit stride: they are only read), the
-    call's Data (`data`, else the thread's own: data.of); else None (the checked path). Written out
-    in one call: the checks and the Data cost ~0.1 us of a ~1 us call."""
-    if not (type(q) is ndarray and q.dtype is f64 and q.strides == unit and len(q) == model.nq):
+def plain_data(model, data, q, v=None, a=None, f64=F64, unit=(8,), last=LAST, threads=THREADS,
+               thread=threading.get_ident):
+    """The Data of a single-state fast path, or None for the checked path: q (and v and a, if given)
+    must be what the kernels take for one state, float64 arrays of unit stride (they are only read;
+    an object without dtype or strides is no array; the kernels check the lengths: a wrong one
+    returns a status and takes the checked path). The Data is `data`, else the thread's own (data.of,
+    written out: the last one used, the thread asked only where the threading module knows
+    several). One call of ~0.1 us around a ~1 us kernel call (measured: a threading.local
+    attribute or a thread id per call cost ~0.03 us more, each length check ~0.01 us)."""
+    if data is None:
+        d = last.data
+        if d is None or d.packed is not model.packed or not (len(threads) == 1 or d.thread == thread()):
+            d = of(model)
+    else:
+        d = data if data.packed is model.packed else of(model, data)
+    try:
+        if q.dtype is not f64 or q.strides != unit or v is not None and (
+                v.dtype is not f64 or v.strides != unit or a is not None and (a.dtype is not f64 or a.strides != unit)):
+            return None
+    except AttributeError:
         return None
-    if v is not None:
-        nv = model.nv
-        if not (type(v) is ndarray and v.dtype is f64 and v.strides == unit and len(v) == nv):
-            return None
-        if a is not None and not (type(a) is ndarray and a.dtype is f64 and a.strides == unit and len(a) == nv):
-            return None
-    d = data or last.data
-    return d if d is not None and d.packed is model.packed else of(model, data)
+    return d
 
 
 def batch_size(a):
@@ -210,17 +218,18 @@ class Kernel(Direct):
     def __init__(self, module, name):
         super().__init__(getattr(module, name))
         self.module, self.name, self.algorithm = module, name, _batch.ALGORITHMS[name]
+        self.scratch = module.__name__.rsplit(".", 1)[1]     # the Data's attribute of its workspace
 
 
-def call(kernel, model, data, threads, n, args, inputs, sizes=(), error=None, packed=None):
+def call(kernel, model, data, threads, n, args, inputs, m=None, error=None, packed=None):
     """Run `kernel` on checked arguments `args` (its arguments between the model and the workspace:
     the batched ones with n rows): one state (n = 0) or a batch of n (`drive`), with `data`'s buffers
     (None: the thread's own). A non-zero status raises error(model, status, inputs) (default
     raise_status; `inputs`: the inputs by name, or a function giving them), naming the input and the
-    batch row. sizes: the kernel's workspace sizes (constraint rows); packed: another array of the
-    model's shape to compute with (identification's unit payloads). Returns the status."""
+    batch row. m: the constraint rows of a kernel whose workspace depends on them; packed: another
+    array of the model's shape to compute with (identification's unit payloads). Returns the status."""
     d = of(model, data)
-    W = d.workspace(kernel.module, *sizes)
+    W = getattr(d, kernel.scratch) if m is None else d.workspace(kernel.module, m)
     packed = model.packed if packed is None else packed
     if n:
         status = drive(kernel, packed, n, threads, args, W, d)

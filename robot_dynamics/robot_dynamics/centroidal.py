@@ -41,6 +41,15 @@ def _energy(model, status, inputs):
     raise_status(model, np.where(np.asarray(status) == _MASSLESS, 0, status), inputs)
 
 
+def _of_q(kernel, model, q, shape, threads, data, out=None, error=_massless):
+    """The checked path of a kernel of q alone: its output of `shape` per state (fresh, or `out`)."""
+    q = vector(q, model.nq, "q")
+    n = batch_size(q)
+    x = output(out, q.shape[:-1] + shape)
+    call(kernel, model, data, threads, n, (q, x), dict(q=q), error=error)
+    return x
+
+
 def center_of_mass(model, q, threads=None, data=None):
     """The centre of mass of the robot's bodies in the world, (3,) or (N, 3)."""
     d = plain_data(model, data, q)
@@ -48,11 +57,7 @@ def center_of_mass(model, q, threads=None, data=None):
         c = np.empty(3)
         if not _COM.run(model.packed, q, c, d.centroidal):
             return c
-    q = vector(q, model.nq, "q")
-    n = batch_size(q)
-    c = np.empty(q.shape[:-1] + (3,))
-    call(_COM, model, data, threads, n, (q, c), lambda: dict(q=q), error=_massless)
-    return c
+    return _of_q(_COM, model, q, (3,), threads, data)
 
 
 def center_of_mass_jacobian(model, q, threads=None, out=None, data=None):
@@ -64,11 +69,7 @@ def center_of_mass_jacobian(model, q, threads=None, out=None, data=None):
         J = np.empty((3, model.nv))
         if not _JCOM.run(model.packed, q, J, d.centroidal):
             return J
-    q = vector(q, model.nq, "q")
-    n = batch_size(q)
-    J = output(out, q.shape[:-1] + (3, model.nv))
-    call(_JCOM, model, data, threads, n, (q, J), lambda: dict(q=q), error=_massless)
-    return J
+    return _of_q(_JCOM, model, q, (3, model.nv), threads, data, out)
 
 
 def centroidal_momentum_matrix(model, q, threads=None, out=None, data=None):
@@ -81,11 +82,7 @@ def centroidal_momentum_matrix(model, q, threads=None, out=None, data=None):
         A = np.empty((6, model.nv))
         if not _AG.run(model.packed, q, A, d.centroidal):
             return A
-    q = vector(q, model.nq, "q")
-    n = batch_size(q)
-    A = output(out, q.shape[:-1] + (6, model.nv))
-    call(_AG, model, data, threads, n, (q, A), lambda: dict(q=q), error=_massless)
-    return A
+    return _of_q(_AG, model, q, (6, model.nv), threads, data, out)
 
 
 def _state(model, q, v, threads, data, error=_massless):
@@ -99,7 +96,7 @@ def _state(model, q, v, threads, data, error=_massless):
     n = batch_size(q)
     v = vector(v, model.nv, "v", n)
     out = np.empty(q.shape[:-1] + (_centroidal.OUT_LEN,))
-    call(_STATE, model, data, threads, n, (q, v, out), lambda: dict(q=q, v=v), error=error)
+    call(_STATE, model, data, threads, n, (q, v, out), dict(q=q, v=v), error=error)
     return out
 
 
@@ -133,8 +130,5 @@ def potential_energy(model, q, threads=None, data=None):
         e = np.empty(1)
         if not _PE.run(model.packed, q, e, d.centroidal):
             return float(e[0])
-    q = vector(q, model.nq, "q")
-    n = batch_size(q)
-    e = np.empty(q.shape[:-1] + (1,))
-    call(_PE, model, data, threads, n, (q, e), lambda: dict(q=q))
+    e = _of_q(_PE, model, q, (1,), threads, data, error=raise_status)
     return float(e[0]) if e.ndim == 1 else e[:, 0].copy()

@@ -40,6 +40,9 @@ from .constraints import KINDS, ConstraintError  # noqa: F401 (importable from h
 from .kernels import constrained as _c
 
 _CFD = _call.Kernel(_c, "constrained_dynamics")
+INCONSISTENT = ("the constraints cannot all hold at this state{where}: {label} is not met by any acceleration that "
+                "meets the others (contradictory constraints, or a Baumgarte position error along a direction no joint "
+                "can move)")
 _TERMS = _call.Kernel(_c, "jacobian_terms")
 
 
@@ -50,10 +53,10 @@ def constrained_forward_dynamics(model, q, v, tau, contacts, loops=(), baumgarte
     baumgarte=(kp, kd): Baumgarte's stabilisation, J qdd + Jdot v = -kd J v - kp e.
     forces: (m,) for one state, (N, m) for a batch, m = 3 per point and 6 per 6d constraint.
     ConstraintError naming the constraint where they cannot all hold; SingularMassMatrixError."""
-    C, labels, m = _con.rows(model, data, contacts, loops)
+    d = _call.of(model, data)
+    C, labels, m = _con.rows(model, d, contacts, loops)
     gains = _con.gains(baumgarte)
-    d = _call.plain_data(model, data, q, v, tau)
-    if d is not None:
+    if _call.plain_data(model, d, q, v, tau) is not None:
         qdd, forces = np.empty(model.nv), np.empty(m)
         if not _CFD.run(model.packed, q, v, tau, C, gains, qdd, forces, d.workspace(_c, m)):
             return qdd, forces
@@ -63,11 +66,8 @@ def constrained_forward_dynamics(model, q, v, tau, contacts, loops=(), baumgarte
     tau = _call.vector(tau, model.nv, "tau", n)
     qdd = _call.fresh(q.shape[:-1] + (model.nv,))
     forces = np.empty(q.shape[:-1] + (m,))
-    _call.call(_CFD, model, data, threads, n, (q, v, tau, C, gains, qdd, forces), lambda: dict(q=q, v=v, tau=tau),
-               (m,), _con.inconsistent(lambda k, where: (
-                   f"the constraints cannot all hold at this state{where}: {labels[k]} is not met by any acceleration "
-                   f"that meets the others (contradictory constraints, or a Baumgarte position error along a direction "
-                   f"no joint can move)")))
+    _call.call(_CFD, model, d, threads, n, (q, v, tau, C, gains, qdd, forces), dict(q=q, v=v, tau=tau), m,
+               _con.inconsistent(labels, INCONSISTENT))
     return qdd, forces
 
 
@@ -76,11 +76,12 @@ def constraint_jacobian(model, q, v, contacts, loops=(), data=None):
     local_world_aligned axes at each frame (a)'s origin (a loop: J_a - J_b), Jdot v the classical
     accelerations at qdd = 0, ([p''] or [p''; w'], loops a's minus b's). One state: (m, nv) and (m,);
     a batch (on one thread): (N, m, nv) and (N, m)."""
-    C, labels, m = _con.rows(model, data, contacts, loops)
+    d = _call.of(model, data)
+    C, labels, m = _con.rows(model, d, contacts, loops)
     q = _call.vector(q, model.nq, "q")
     n = _call.batch_size(q)
     v = _con.zero_or(v, model.nv, "v", n)
     J = _call.fresh(q.shape[:-1] + (m, model.nv))
     drift = np.empty(q.shape[:-1] + (m,))
-    _call.call(_TERMS, model, data, 1, n, (q, v, C, J, drift), lambda: dict(q=q, v=v), (m,))
+    _call.call(_TERMS, model, d, 1, n, (q, v, C, J, drift), dict(q=q, v=v), m)
     return J, drift

@@ -5,6 +5,8 @@ eqs. 56-66; Featherstone, Rigid Body Dynamics Algorithms, ch. 8); contact invers
 case "floating joints passive". Conventions (constraints, forces) in constrained.py's docstring;
 the algorithm in kernels/constrained_inverse.py. NumPy in and out, one state or a batch.
 """
+from functools import partial
+
 import numpy as np
 
 from . import calling as _call
@@ -42,29 +44,14 @@ _OPTIONS = {}
 _CONTACT = np.array([_ci.MIN_FORCE, 0.0, -1.0])     # contact inverse dynamics: least force, motion unchecked
 
 
-def _passive(model, data, actuated):
-    """1.0 for each passive coordinate (not in `actuated`, a mask over v or joint names), kept in the Data."""
-    cache = _call.of(model, data).masks
-    if type(actuated) is np.ndarray:
-        key = ("passive", actuated.dtype.str, actuated.shape, actuated.tobytes())
-    else:
-        try:
-            key = ("passive", tuple(actuated))
-            hash(key)
-        except TypeError:
-            key = None
-    passive = cache.get(key)
-    if passive is None:
-        passive = np.where(_con.coordinate_mask(model, data, actuated, "actuated"), 0.0, 1.0)
-        passive.flags.writeable = False
-        if key is not None:
-            cache[key] = passive
-    return passive
+def _passive(model, d, actuated):
+    """1.0 for each passive coordinate (not in `actuated`, a mask over v or joint names)."""
+    return _con.complement(model, d, actuated, "actuated")
 
 
-def _floating(model, data):
+def _floating(model, d):
     """1.0 for the coordinates of floating joints (contact inverse dynamics' passive ones)."""
-    cache = _call.of(model, data).masks
+    cache = d.masks
     passive = cache.get("floating passive")
     if passive is None:
         passive = np.zeros(model.nv)
@@ -105,8 +92,9 @@ def constrained_inverse_dynamics(model, q, v, a, actuated, contacts=(), loops=()
     v and a may be the number 0. One state: tau (nv,), forces (m,); a batch (N rows): (N, nv)
     and (N, m) (passive_torques one row for all or one per state). out: two arrays (tau, forces)
     of those shapes to fill and return. Every input checked; never NaN."""
-    C, labels, m = _con.rows(model, data, contacts, loops)
-    return _solve(model, data, q, v, a, C, labels, m, _passive(model, data, actuated), passive_torques,
+    d = _call.of(model, data)
+    C, labels, m = _con.rows(model, d, contacts, loops)
+    return _solve(model, d, q, v, a, C, labels, m, _passive(model, d, actuated), passive_torques,
                   _options(objective, least_squares, tolerance), threads, out, False)
 
 
@@ -125,14 +113,14 @@ def contact_inverse_dynamics(model, q, v, a, contacts, threads=None, data=None):
     contacts (J a + Jdot v = 0) for the forces to be physical; it is not checked.
     ConstraintError if the contacts cannot produce the floating rows (a single point contact cannot
     hold a base's moment)."""
-    C, labels, m = _con.rows(model, data, contacts, ())
-    return _solve(model, data, q, v, a, C, labels, m, _floating(model, data), None, _CONTACT, threads, None, True)
+    d = _call.of(model, data)
+    C, labels, m = _con.rows(model, d, contacts, ())
+    return _solve(model, d, q, v, a, C, labels, m, _floating(model, d), None, _CONTACT, threads, None, True)
 
 
-def _solve(model, data, q, v, a, C, labels, m, passive, tp, options, threads, out, contact):
+def _solve(model, d, q, v, a, C, labels, m, passive, tp, options, threads, out, contact):
     nv = model.nv
-    d = _call.plain_data(model, data, q)
-    if d is not None and out is None:       # one state, plain arrays or 0: straight to the kernel
+    if out is None and _call.plain_data(model, d, q) is not None:   # one state, plain arrays or 0: the kernel
         zv, za, zt = type(v) is int and v == 0, type(a) is int and a == 0, tp is None
         if (zv or _call.plain(v, nv)) and (za or _call.plain(a, nv)) and (zt or _call.plain(tp, nv)):
             tau, forces = np.empty(nv), np.empty(m)
@@ -149,13 +137,12 @@ def _solve(model, data, q, v, a, C, labels, m, passive, tp, options, threads, ou
         tp = _call.vector(tp, nv, "passive_torques", n if np.ndim(tp) == 2 else 0)
         tp = tp.reshape(1, nv) if n and tp.ndim == 1 else tp
     tau, forces = _con.outputs(out, (q.shape[:-1] + (nv,), q.shape[:-1] + (m,)))
-    _call.call(_CID, model, data, threads, n, (q, v, a, C, passive, tp, options, _call.NO_EXT, tau, forces), None,
-               (m,), lambda model, status, inputs: _raise(model, data, status, q, v, a, tp, C, labels, passive,
-                                                         options, contact))
+    _call.call(_CID, model, d, threads, n, (q, v, a, C, passive, tp, options, _call.NO_EXT, tau, forces), None,
+               m, partial(_raise, d, q, v, a, tp, C, labels, passive, options, contact))
     return tau, forces
 
 
-def _raise(model, data, status, q, v, a, tp, C, labels, passive, options, contact):
+def _raise(data, q, v, a, tp, C, labels, passive, options, contact, model, status, inputs):
     """A kernel status as an error naming the constraint (a motion that breaks it), the passive
     joints (a motion the actuators cannot produce) or the input."""
     status = np.atleast_1d(status)

@@ -40,11 +40,10 @@ def _target(target, n, what):
     return R, x[:3, 3]
 
 
-def rows(model, data, contacts, loops):
+def rows(model, d, contacts, loops):
     """(C, labels, m): kernel rows for the constraints, a label for each and the row count, checked
-    (kept in the Data for constraints named by frames alone, so that repeated calls cost a
+    (kept in the model's Data d for constraints named by frames alone, so that repeated calls cost a
     dictionary lookup)."""
-    d = _call.of(model, data)
     cache = d.constraint_rows
     try:
         key = (tuple(contacts), tuple(loops))
@@ -119,9 +118,11 @@ def raise_inconsistent(model, status, inputs, what):
     _call.raise_status(model, status, inputs)
 
 
-def inconsistent(what):
-    """`raise_inconsistent` with its message, as calling.call's error."""
-    return lambda model, status, inputs: raise_inconsistent(model, status, inputs, what)
+def inconsistent(labels, text):
+    """`raise_inconsistent` as calling.call's error, the message `text` with the constraint's label
+    ({label}) and the batch row ({where})."""
+    return lambda model, status, inputs: raise_inconsistent(
+        model, status, inputs, lambda k, where: text.format(label=labels[k], where=where))
 
 
 def zero_or(x, n, name, batch):
@@ -163,10 +164,10 @@ def _joint_block(model, name, what):
                      f"{', '.join(j.name for j in model.joints)}")
 
 
-def coordinate_mask(model, data, x, what, over="v"):
+def coordinate_mask(model, d, x, what, over="v"):
     """A boolean mask over v (over="v") or over q (over="q", turned into one over v) from a mask or
     a sequence of joint names (a joint's name takes all its coordinates), checked; masks made from
-    names are kept in the Data. A mask over q must take or leave a floating or planar joint's
+    names are kept in the model's Data d. A mask over q must take or leave a floating or planar joint's
     coordinates together."""
     n = model.nv if over == "v" else model.nq
     if isinstance(x, (str, bytes)):
@@ -174,7 +175,7 @@ def coordinate_mask(model, data, x, what, over="v"):
                          f"got the string {x!r}")
     names = isinstance(x, (list, tuple)) and all(isinstance(e, str) for e in x)
     if names:
-        cache = _call.of(model, data).masks
+        cache = d.masks
         key = ("joints", tuple(x))
         mask = cache.get(key)
         if mask is None:
@@ -199,6 +200,28 @@ def coordinate_mask(model, data, x, what, over="v"):
                              f"q[{j.idx_q}:{j.idx_q + j.nq}] must all be in the mask or none")
         mask[j.idx_v:j.idx_v + j.nv] = block.all()
     return mask
+
+
+def complement(model, d, given, what, over="v"):
+    """1.0 for each coordinate (over v) not in `given` (a boolean mask over `over`, or joint names:
+    `coordinate_mask`), 0.0 for those in it: read only (the compiled entry points take one array
+    type), kept in the model's Data d for masks and names that can be keys."""
+    if type(given) is np.ndarray:
+        key = (what, given.dtype.str, given.shape, given.tobytes())
+    else:
+        try:
+            key = (what, tuple(given))
+            hash(key)
+        except TypeError:
+            key = None
+    masks = d.masks
+    x = masks.get(key)
+    if x is None:
+        x = np.where(coordinate_mask(model, d, given, what, over), 0.0, 1.0)
+        x.flags.writeable = False
+        if key is not None:
+            masks[key] = x
+    return x
 
 
 def outputs(out, shapes):

@@ -35,14 +35,14 @@ def _derivatives(kernel, model, q, v, x, xname, threads, out, data):
     d = _call.plain_data(model, data, q, v, x)
     if d is not None:
         result = _outputs(out, (nv, nv))
-        if not kernel.run(model.packed, q, v, x, *result, d.workspace(kernel.module)):
+        if not kernel.run(model.packed, q, v, x, *result, getattr(d, kernel.scratch)):
             return result
     q = _call.vector(q, model.nq, "q")
     n = _call.batch_size(q)
     v = _call.vector(v, nv, "v", n)
     x = _call.vector(x, nv, xname, n)
     result = _outputs(out, q.shape[:-1] + (nv, nv))
-    _call.call(kernel, model, data, threads, n, (q, v, x, *result), lambda: {"q": q, "v": v, xname: x})
+    _call.call(kernel, model, data, threads, n, (q, v, x, *result), {"q": q, "v": v, xname: x})
     return result
 
 

@@ -31,7 +31,7 @@ def _motion_of(model, data, q, v, a, frame, reference, kind, threads):
     a = v if kind == _motion.VELOCITY else vector(a, model.nv, "a", n)
     out = np.empty(q.shape[:-1] + (6,))
     call(_MOTION, model, data, threads, n, (q, v, a, spec, kind, out),
-         lambda: dict(q=q, v=v) if kind == _motion.VELOCITY else dict(q=q, v=v, a=a))
+         dict(q=q, v=v) if kind == _motion.VELOCITY else dict(q=q, v=v, a=a))
     return out
 
 

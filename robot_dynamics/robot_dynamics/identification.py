@@ -172,7 +172,7 @@ def _momentum_of(model, packed, q, v, threads, data):
     """p and beta of every sample for the packed model (the kernels read nothing else)."""
     n = len(q)
     P, B = np.empty((n, model.nv)), np.empty((n, model.nv))
-    call(_MOMENTUM, model, data, threads, n, (q, v, P, B), lambda: dict(q=q, v=v), packed=packed)
+    call(_MOMENTUM, model, data, threads, n, (q, v, P, B), dict(q=q, v=v), packed=packed)
     return P, B
 
 

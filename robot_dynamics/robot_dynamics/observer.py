@@ -151,7 +151,7 @@ def generalized_momentum(model, q, v, threads=None, data=None):
     n = batch_size(q)
     v = vector(v, model.nv, "v", n)
     p, beta = np.empty(v.shape), np.empty(v.shape)
-    call(_MOMENTUM, model, data, threads, n, (q, v, p, beta), lambda: dict(q=q, v=v))
+    call(_MOMENTUM, model, data, threads, n, (q, v, p, beta), dict(q=q, v=v))
     return p, beta
 
 
@@ -174,7 +174,7 @@ def external_torques(model, q, v, tau, dt, gain, threads=None, data=None):
     if not np.all(np.isfinite(tau)):
         raise ValueError(f"tau contains NaN or inf (batch row {int(np.flatnonzero(~np.isfinite(tau).all(1))[0])})")
     P, B = np.empty((n, model.nv)), np.empty((n, model.nv))
-    call(_MOMENTUM, model, data, threads, n, (q, v, P, B), lambda: dict(q=q, v=v))
+    call(_MOMENTUM, model, data, threads, n, (q, v, P, B), dict(q=q, v=v))
     R = np.empty((n, model.nv))
     bad = _observer.observer_run(P, B, tau, d, gains, R)
     if bad >= 0:

@@ -70,7 +70,7 @@ def _regressor_of(model, body, q, v, a, threads, out=None, data=None):
     a = vector(a, model.nv, "a", n)
     shape = q.shape[:-1] + (model.nv, 10 * (model.nb if body < 0 else 1))
     Y = output(out, shape)             # the kernel writes every entry, zeros included
-    call(_REGRESSOR, model, data, threads, n, (q, v, a, body, Y), lambda: dict(q=q, v=v, a=a))
+    call(_REGRESSOR, model, data, threads, n, (q, v, a, body, Y), dict(q=q, v=v, a=a))
     return Y
 
 

@@ -38,7 +38,7 @@ def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None, data=
     ext = external_rows(model, of(model, data), external_wrenches, n)
     tau = fresh(q.shape[:-1] + (model.nv,))
     call(_RNEA, model, data, threads, n, (q, v, a, ext, tau),
-         lambda: dict(q=q, v=v, a=a, external_wrenches=ext[..., K.F_WRENCH:]))
+         dict(q=q, v=v, a=a, external_wrenches=ext[..., K.F_WRENCH:]))
     return tau
 
 
@@ -74,7 +74,7 @@ def mass_matrix(model, q, threads=None, out=None, data=None):
     q = vector(q, model.nq, "q")
     n = batch_size(q)
     M = output(out, q.shape[:-1] + (model.nv, model.nv))
-    call(_CRBA, model, data, threads, n, (q, M), lambda: dict(q=q))
+    call(_CRBA, model, data, threads, n, (q, M), dict(q=q))
     return M
 
 
@@ -89,7 +89,7 @@ def coriolis_matrix(model, q, v, threads=None, data=None):
     n = batch_size(q)
     v = vector(v, model.nv, "v", n)
     C = fresh(q.shape[:-1] + (model.nv, model.nv))
-    call(_CORIOLIS, model, data, threads, n, (q, v, C), lambda: dict(q=q, v=v))
+    call(_CORIOLIS, model, data, threads, n, (q, v, C), dict(q=q, v=v))
     return C
 
 
@@ -154,7 +154,7 @@ def _frame_kernel(model, data, q, frame, reference, threads):
     spec = frame_spec(model, of(model, data), frame, reference)
     J = fresh(q.shape[:-1] + (6, model.nv))
     H = np.empty(q.shape[:-1] + (4, 4))
-    call(_JACOBIAN, model, data, threads, n, (q, spec, J, H), lambda: dict(q=q))
+    call(_JACOBIAN, model, data, threads, n, (q, spec, J, H), dict(q=q))
     return J, H
 
 

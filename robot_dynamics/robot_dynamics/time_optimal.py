@@ -206,7 +206,7 @@ def _coefficients(model, q, dq, ddq, threads, data):
     V[:2 * n1], V[2 * n1:] = 0.0, dq
     A[:n1], A[n1:2 * n1], A[2 * n1:] = 0.0, dq, ddq
     tau = np.empty((3 * n1, nv))
-    call(_RNEA, model, data, threads, 3 * n1, (Q, V, A, np.zeros((3 * n1, 0, EXT_COLS)), tau), lambda: dict(q=Q, v=V, a=A))
+    call(_RNEA, model, data, threads, 3 * n1, (Q, V, A, np.zeros((3 * n1, 0, EXT_COLS)), tau), dict(q=Q, v=V, a=A))
     c = tau[:n1]
     return c, tau[n1:2 * n1] - c, tau[2 * n1:] - c
 
