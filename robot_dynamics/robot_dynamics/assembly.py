@@ -5,6 +5,8 @@ The position-level counterpart of the constrained dynamics: a closed-chain robot
 often carry only the actuated joints, and the passive ones follow from the loops. Loops as in
 constrained.py's docstring; the algorithm in kernels/assembly.py.
 """
+from functools import partial
+
 import numpy as np
 
 from . import calling as _call
@@ -16,37 +18,15 @@ from .kernels import assembly as _as
 
 #: every component of the closure error within this (metres, radians) on success
 CLOSE_TOL = _as.CLOSE_TOL
-_ASM = _call.Direct(_as.assemble)
+_ASM = _call.Kernel(_as, "assemble")
 
 
-def _scratch(model, m):
-    return _con.scratch(model, "assembly", _as.assembly_workspace, m)
+def _free(model, d, fixed):
+    """1.0 for each coordinate (over v) that assembly may move: those not in `fixed`."""
+    return _con.complement(model, d, () if fixed is None else fixed, "fixed", "q")
 
 
-def _free(model, fixed):
-    """1.0 for each coordinate (over v) that assembly may move: those not in `fixed`, cached."""
-    cache = (model.workspace or _call.workspace(model)).scratch
-    if fixed is None:
-        key = ("free", None)
-    elif type(fixed) is np.ndarray:
-        key = ("free", fixed.dtype.str, fixed.shape, fixed.tobytes())
-    else:
-        try:
-            key = ("free", tuple(fixed))
-            hash(key)
-        except TypeError:
-            key = None
-    free = cache.get(key)
-    if free is None:
-        free = np.ones(model.nv) if fixed is None else np.where(_con.coordinate_mask(model, fixed, "fixed", "q"), 0.0,
-                                                                 1.0)
-        free.flags.writeable = False
-        if key is not None:
-            cache[key] = free
-    return free
-
-
-def assemble(model, q_guess, loops, fixed=None, threads=None, out=None):
+def assemble(model, q_guess, loops, fixed=None, threads=None, out=None, data=None):
     """q on the loop closure: Newton steps from q_guess on the loops' closure error (for each loop
     (frame_a, frame_b, kind): [p_a - p_b], or [p_a - p_b; log(R_a R_b^T)] for "6d", the same error
     as Baumgarte's position term), moving only the coordinates not in `fixed` (a boolean mask over
@@ -58,11 +38,12 @@ def assemble(model, q_guess, loops, fixed=None, threads=None, out=None):
     free joints cannot close from the guess (the frames out of reach, or a guess past a singular
     configuration) raises ConstraintError naming the loop, its remaining error and the free joints.
     One state or a batch (N, nq); out: an array of q's shape to fill and return."""
-    C, labels, m = _con.rows(model, (), loops)
-    free = _free(model, fixed)
-    if out is None and _call.plain(q_guess, model.nq):
+    d = _call.of(model, data)
+    C, labels, m = _con.rows(model, d, (), loops)
+    free = _free(model, d, fixed)
+    if out is None and _call.plain_data(model, d, q_guess) is not None:
         q = np.empty(model.nq)
-        if not _ASM.run(model.packed, q_guess, C, free, q, _scratch(model, m)):
+        if not _ASM.run(model.packed, q_guess, C, free, q, d.workspace(_as, m)):
             return q
     q0 = _call.vector(q_guess, model.nq, "q_guess")
     n = _call.batch_size(q0)
@@ -73,25 +54,27 @@ def assemble(model, q_guess, loops, fixed=None, threads=None, out=None):
         raise ValueError(f"out must be a writeable C-contiguous float64 array of shape {q0.shape}, apart from q_guess")
     else:
         q = out
-    if n:
-        status = _call.drive(_as, "assemble", model, n, threads, lambda: _scratch(model, m), q0, C, free, q)
-    else:
-        status = _as.assemble(model.packed, q0, C, free, q, _scratch(model, m))
+    _call.call(_ASM, model, d, threads, n, (q0, C, free, q), None, m,
+               partial(_raise, d, q0, q, n, loops, labels, free))
+    return q
+
+
+def _raise(data, q0, q, n, loops, labels, free, model, status, inputs):
+    """A loop that does not close names it (its remaining gap); a bad quaternion names q; the rest q_guess."""
     status = np.atleast_1d(status)
     bad = np.flatnonzero(status)
     if len(bad) and status[bad[0]] % STATUS_BODY == _as.NOT_CLOSED:
         row, k = int(bad[0]), int(status[bad[0]]) // STATUS_BODY - 1
         where = f" (batch row {row})" if n else ""
-        raise ConstraintError(_not_closed(model, q[row] if n else q, loops, labels, k, free, where))
+        raise ConstraintError(_not_closed(model, data, q[row] if n else q, loops, labels, k, free, where))
     quaternion = len(bad) and status[bad[0]] % STATUS_BODY == K.BAD_QUATERNION
     _call.raise_status(model, status, dict(q=q0) if quaternion else dict(q_guess=q0))
-    return q
 
 
-def _not_closed(model, q, loops, labels, k, free, where):
+def _not_closed(model, data, q, loops, labels, k, free, where):
     from .rigid_body import frame_placement
     frame_a, frame_b, kind = loops[k]
-    Ha, Hb = frame_placement(model, q, frame_a), frame_placement(model, q, frame_b)
+    Ha, Hb = frame_placement(model, q, frame_a, data=data), frame_placement(model, q, frame_b, data=data)
     gap = np.linalg.norm(Ha[:3, 3] - Hb[:3, 3])
     R = Ha[:3, :3] @ Hb[:3, :3].T
     turn = np.arctan2(np.linalg.norm([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]]) / 2,

@@ -1,30 +1,30 @@
-"""How the public functions call the kernels: the machinery every API module shares, below them all.
+"""How the public functions call the kernels: the one call path every API module shares, below them all.
 
-    input checks      vector, plain, plain_state, batch_size: shapes, dtypes, NaN/inf, naming the input
-    single states     Direct: a kernel's compiled entry point called without numba's type dispatch
-    per-model scratch Workspace, workspace(model): the buffers of single-state calls, one per model
-    batches           drive (a kernel's <name>_rows on one thread or <name>_batch on several),
-                      thread_count, default_threads, PARALLEL_MIN_BATCH; fresh (their outputs)
-    errors            raise_status: a kernel status to an error naming the input and the batch row;
-                      SingularMassMatrixError
+    buffers           data.Data: a model's buffers; data=None is the calling thread's own (data.of)
+    one call          Kernel: a kernel module's per-state entry point; call(kernel, model, data, threads,
+                      n, args, inputs): one state (n = 0) or a batch of n states (drive: lanes or rows on
+                      one thread, or threads), the kernel status turned into an error naming the input and
+                      the batch row (raise_status); SingularMassMatrixError
+    fast paths        plain_data: one plain state -> its Data; Kernel.run: the compiled entry point called
+                      without numba's type dispatch
+    input checks      vector, plain, batch_size; output, fresh (batch outputs); thread_count
     frames, wrenches  frame_spec, external_rows: a frame and external wrenches as the kernels take them
 
-The algorithms (rigid_body, derivatives, constrained, identification, observer) import this module,
-never each other's privates; `dynamics` is the facade that re-exports them.
+A public function is its input checks, its fast path and one `call`. The algorithms (rigid_body,
+derivatives, constrained, identification, observer, ...) import this module, never each other's
+privates; `dynamics` is the facade that re-exports them.
 """
 import math
 import os
+import threading
 
 import llvmlite.binding as llvm
 import numba
 import numpy as np
 
 from . import kernels as K
-from .kernels import aba as _aba
-from .kernels import coriolis as _coriolis
-from .kernels import crba as _crba
-from .kernels import jacobian as _jacobian
-from .kernels import rnea as _rnea
+from .data import LAST, THREADS, Data, of  # noqa: F401 (Data: re-exported)
+from .kernels import batch as _batch
 from .kernels.common import INPUT_LIMIT
 from .layout import AXES
 from .model import REFERENCES
@@ -73,12 +73,28 @@ def plain(x, n, dtype=F64, unit=(8,)):
     return type(x) is np.ndarray and x.dtype is dtype and x.strides == unit and len(x) == n
 
 
-def plain_state(model, q, v, a, unit=(8,), ndarray=np.ndarray, f64=F64):
-    """`plain` for q, v and a (or tau) together, written out: 0.1 us less per call."""
-    nv = model.nv
-    return (type(q) is ndarray and q.dtype is f64 and q.strides == unit and len(q) == model.nq
-            and type(v) is ndarray and v.dtype is f64 and v.strides == unit and len(v) == nv
-            and type(a) is ndarray and a.dtype is f64 and a.strides == unit and len(a) == nv)
+def plain_data(model, data, q, v=None, a=None, f64=F64, unit=(8,), last=LAST, threads=THREADS,
+               thread=threading.get_ident):
+    """The Data of a single-state fast path, or None for the checked path: q (and v and a, if given)
+    must be what the kernels take for one state, float64 arrays of unit stride (they are only read;
+    an object without dtype or strides is no array; the kernels check the lengths: a wrong one
+    returns a status and takes the checked path). The Data is `data`, else the thread's own (data.of,
+    written out: the last one used, the thread asked only where the threading module knows
+    several). One call of ~0.1 us around a ~1 us kernel call (measured: a threading.local
+    attribute or a thread id per call cost ~0.03 us more, each length check ~0.01 us)."""
+    if data is None:
+        d = last.data
+        if d is None or d.packed is not model.packed or not (len(threads) == 1 or d.thread == thread()):
+            d = of(model)
+    else:
+        d = data if data.packed is model.packed else of(model, data)
+    try:
+        if q.dtype is not f64 or q.strides != unit or v is not None and (
+                v.dtype is not f64 or v.strides != unit or a is not None and (a.dtype is not f64 or a.strides != unit)):
+            return None
+    except AttributeError:
+        return None
+    return d
 
 
 def batch_size(a):
@@ -178,11 +194,11 @@ def singular_message(model, body, where):
     return text
 
 
-# --- single-state calls ---------------------------------------------------------------------------
+# --- the one call path ----------------------------------------------------------------------------
 class Direct:
-    """A kernel whose compiled code is called directly, skipping numba's type dispatch
-    (~0.4 us of a ~1 us single call). Only the fast paths call it, always with the argument
-    types of its first call (arrays checked by `plain`, the model's scratch, NO_EXT)."""
+    """A compiled function called directly, skipping numba's type dispatch (~0.4 us of a ~1 us
+    single call). Only the fast paths call it, always with the argument types of its first call
+    (arrays checked by `plain`/`plain_data`, the Data's buffers, NO_EXT)."""
 
     def __init__(self, kernel):
         self.kernel = kernel
@@ -194,38 +210,42 @@ class Direct:
         return status
 
 
-class Workspace:
-    """A model's buffers for single-state calls: each algorithm's kernel workspace (a row per
-    body), zero vectors, the Jacobian and placement of `frame_placement` and `frame_jacobian`,
-    and frame specs. One per model, made on first use (`workspace`) and kept in
-    `model.workspace`; the kernels hold the GIL, so no two single-state calls use it at once."""
+class Kernel(Direct):
+    """A kernel module's per-state entry point `name(model, *args, W) -> status` (W: the module's
+    workspace, from the Data), run by `call` for one state or a batch (its module declares it to the
+    batch drivers: kernels/batch.py's Algorithm), or directly (`run`) by the fast paths."""
 
-    def __init__(self, model):
-        packed = model.packed
-        self.rnea = K.workspace(packed, _rnea.WIDTH, False)
-        self.crba = K.workspace(packed, _crba.WIDTH, False)
-        self.coriolis = K.workspace(packed, _coriolis.WIDTH, False)
-        self.aba = K.workspace(packed, _aba.WIDTH, True)
-        self.frame_jacobian = K.workspace(packed, _jacobian.WIDTH, False)
-        self.zero = np.zeros(model.nv)                  # read only
-        self.nothing_known = np.zeros(model.nv, bool)   # read only
-        self.J, self.H = np.empty((6, model.nv)), np.empty((4, 4))
-        self.specs = {}                                 # (frame, reference) -> spec row
-        self.scratch = {}                               # the other API modules' buffers (key -> array)
+    def __init__(self, module, name):
+        super().__init__(getattr(module, name))
+        self.module, self.name, self.algorithm = module, name, _batch.ALGORITHMS[name]
+        self.scratch = module.__name__.rsplit(".", 1)[1]     # the Data's attribute of its workspace
 
 
-def workspace(model):
-    """The model's Workspace, made on first use. The fast paths write `model.workspace or
-    workspace(model)`: the call alone is ~50 ns of a ~1 us single call (measured)."""
-    if model.workspace is None:
-        model.workspace = Workspace(model)
-    return model.workspace
+def call(kernel, model, data, threads, n, args, inputs, m=None, error=None, packed=None):
+    """Run `kernel` on checked arguments `args` (its arguments between the model and the workspace:
+    the batched ones with n rows): one state (n = 0) or a batch of n (`drive`), with `data`'s buffers
+    (None: the thread's own). A non-zero status raises error(model, status, inputs) (default
+    raise_status; `inputs`: the inputs by name, or a function giving them), naming the input and the
+    batch row. m: the constraint rows of a kernel whose workspace depends on them; packed: another
+    array of the model's shape to compute with (identification's unit payloads). Returns the status."""
+    d = of(model, data)
+    W = getattr(d, kernel.scratch) if m is None else d.workspace(kernel.module, m)
+    packed = model.packed if packed is None else packed
+    if n:
+        status = drive(kernel, packed, n, threads, args, W, d)
+        bad = status.any()
+    else:
+        status = bad = kernel.kernel(packed, *args, W)
+    if bad:
+        (error or raise_status)(model, status, inputs() if callable(inputs) else inputs)
+    return status
 
 
 # --- frames and wrenches --------------------------------------------------------------------
-def frame_spec(model, frame, reference):
+def frame_spec(model, d, frame, reference):
+    """The kernels' row for a frame and the reference of its Jacobian or velocity (kept in Data d)."""
     key = (frame, reference)
-    specs = workspace(model).specs
+    specs = d.frame_specs
     if key not in specs:
         if reference not in REF_CODE:
             raise ValueError(f"reference must be one of {', '.join(REFERENCES)}, got {reference!r}")
@@ -239,15 +259,15 @@ def frame_spec(model, frame, reference):
     return specs[key]
 
 
-def external_rows(model, external_wrenches, batch):
-    """{frame: wrench or (wrench, reference)} -> kernel rows (N or 1, k, EXT_COLS)."""
+def external_rows(model, d, external_wrenches, batch):
+    """{frame: wrench or (wrench, reference)} -> kernel rows (N or 1, k, EXT_COLS) (frame specs kept in Data d)."""
     n = max(batch, 1)
     if not external_wrenches:
         return np.zeros((batch, 0, K.EXT_COLS)) if batch else NO_EXT
     rows = np.empty((n, len(external_wrenches), K.EXT_COLS))
     for k, (frame, value) in enumerate(external_wrenches.items()):
         wrench, reference = value if isinstance(value, tuple) else (value, "local_world_aligned")
-        rows[:, k, :K.FRAME_COLS] = frame_spec(model, frame, reference)
+        rows[:, k, :K.FRAME_COLS] = frame_spec(model, d, frame, reference)
         rows[:, k, K.F_WRENCH:] = vector(wrench, 6, f"external wrench on {frame!r}",
                                           batch if np.ndim(wrench) == 2 else 0)
     return rows if batch else rows[0]
@@ -257,45 +277,18 @@ def thread_count(batch, threads):
     return 1 if batch < PARALLEL_MIN_BATCH else max(1, min(threads or default_threads(), batch))
 
 
-def drive(module, name, model, n, threads, scratch, *args):
-    """Kernel `name` of a kernel module over n states: on one thread <name>_lanes, L states at a
-    time (LANES) with the model's lane scratch, and the workspace scratch() returns (the model's
-    single-state one) for states that run alone; else <name>_batch (scratch per thread). Kernels
-    without a lane driver run <name>_rows (<name>_batch without LANES). Every batch of the public
-    API runs through here; returns the per-state status."""
+def drive(kernel, packed, n, threads, args, W, d):
+    """A kernel over a batch of n states (kernels/batch.py): on one thread L states at a time (LANES)
+    with d's lane scratch, W for the states that run alone, or one at a time for a kernel without a
+    lane step; else over threads (a copy of W each). Returns the per-state status."""
+    alg = kernel.algorithm
     nthreads = thread_count(n, threads)
-    laned = hasattr(module, name + "_lanes")
     if nthreads > 1:
-        return getattr(module, name + "_batch")(model.packed, *args, nthreads, *((LANES,) if laned else ()))
+        return _batch.batch(alg, packed, W, nthreads, None if alg.lanes is None else LANES, *args)
     status = np.zeros(n, np.int64)
-    if laned:
-        size = getattr(module, name + "_lane_size")(model.packed, *args, LANES)
-        getattr(module, name + "_lanes")(model.packed, *args, status, 0, n, scratch(), lane_scratch(model, size),
-                                         LANES)
+    if alg.lanes is None:
+        _batch.rows(alg, packed, status, 0, n, W, *args)
     else:
-        getattr(module, name + "_rows")(model.packed, *args, status, 0, n, scratch())
+        size = LANES.count * (W.size + sum(x[0].size for x, role in zip(args, alg.roles) if role in "iob"))
+        _batch.in_lanes(alg, packed, status, 0, n, W, d.lane_scratch(size, LANES), LANES, *args)
     return status
-
-
-def lane_scratch(model, size):
-    """The model's lane scratch for one-thread batches, at least `size` doubles (kept, grown)."""
-    buffers = (model.workspace or workspace(model)).scratch
-    B = buffers.get("lanes")
-    if B is None or B.shape[0] < size:
-        B = buffers["lanes"] = K.lane_scratch(size, LANES)
-    return B
-
-
-def module_scratch(model, module):
-    """The model's single-state workspace of a kernel module that names its width WIDTH (the
-    regressor, momentum, ...): made on first use, kept in the model's Workspace."""
-    buffers = (model.workspace or workspace(model)).scratch
-    W = buffers.get(module.__name__)       # a name: a model (and its workspace) can be deep-copied
-    if W is None:
-        W = buffers[module.__name__] = K.workspace(model.packed, module.WIDTH)
-    return W
-
-
-def run(module, name, model, n, threads, *args):
-    """`drive` with the module's single-state workspace (module_scratch) for one thread."""
-    return drive(module, name, model, n, threads, lambda: module_scratch(model, module), *args)

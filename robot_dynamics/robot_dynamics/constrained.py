@@ -39,29 +39,26 @@ from . import constraints as _con
 from .constraints import KINDS, ConstraintError  # noqa: F401 (importable from here, as before)
 from .kernels import constrained as _c
 
-_CFD = _call.Direct(_c.constrained_dynamics)
+_CFD = _call.Kernel(_c, "constrained_dynamics")
+INCONSISTENT = ("the constraints cannot all hold at this state{where}: {label} is not met by any acceleration that "
+                "meets the others (contradictory constraints, or a Baumgarte position error along a direction no joint "
+                "can move)")
+_TERMS = _call.Kernel(_c, "jacobian_terms")
 
 
-def _scratch(model, m):
-    return _con.scratch(model, "constrained", _c.constrained_workspace, m)
-
-
-def _run(name, model, n, threads, m, *args):
-    return _call.drive(_c, name, model, n, threads, lambda: _scratch(model, m), *args)
-
-
-def constrained_forward_dynamics(model, q, v, tau, contacts, loops=(), baumgarte=None, threads=None):
+def constrained_forward_dynamics(model, q, v, tau, contacts, loops=(), baumgarte=None, threads=None, data=None):
     """(qdd, forces) of M qdd + C v + g = tau + J^T forces with the contacts and loops held (see the
     module docstring): M = L^T D L (tree sparsity), the Delassus matrix A = J M^-1 J^T, forces the
     least-norm solution of A f = -gamma - J M^-1 (tau - b), qdd = M^-1 (tau - b + J^T f).
     baumgarte=(kp, kd): Baumgarte's stabilisation, J qdd + Jdot v = -kd J v - kp e.
     forces: (m,) for one state, (N, m) for a batch, m = 3 per point and 6 per 6d constraint.
     ConstraintError naming the constraint where they cannot all hold; SingularMassMatrixError."""
-    C, labels, m = _con.rows(model, contacts, loops)
+    d = _call.of(model, data)
+    C, labels, m = _con.rows(model, d, contacts, loops)
     gains = _con.gains(baumgarte)
-    if _call.plain_state(model, q, v, tau):
+    if _call.plain_data(model, d, q, v, tau) is not None:
         qdd, forces = np.empty(model.nv), np.empty(m)
-        if not _CFD.run(model.packed, q, v, tau, C, gains, qdd, forces, _scratch(model, m)):
+        if not _CFD.run(model.packed, q, v, tau, C, gains, qdd, forces, d.workspace(_c, m)):
             return qdd, forces
     q = _call.vector(q, model.nq, "q")
     n = _call.batch_size(q)
@@ -69,30 +66,22 @@ def constrained_forward_dynamics(model, q, v, tau, contacts, loops=(), baumgarte
     tau = _call.vector(tau, model.nv, "tau", n)
     qdd = _call.fresh(q.shape[:-1] + (model.nv,))
     forces = np.empty(q.shape[:-1] + (m,))
-    status = _run("constrained_dynamics", model, n, threads, m, q, v, tau, C, gains, qdd, forces) if n \
-        else _c.constrained_dynamics(model.packed, q, v, tau, C, gains, qdd, forces, _scratch(model, m))
-    _con.raise_inconsistent(model, status, dict(q=q, v=v, tau=tau), lambda k, where: (
-        f"the constraints cannot all hold at this state{where}: {labels[k]} is not met by any acceleration "
-        f"that meets the others (contradictory constraints, or a Baumgarte position error along a direction "
-        f"no joint can move)"))
+    _call.call(_CFD, model, d, threads, n, (q, v, tau, C, gains, qdd, forces), dict(q=q, v=v, tau=tau), m,
+               _con.inconsistent(labels, INCONSISTENT))
     return qdd, forces
 
 
-def constraint_jacobian(model, q, v, contacts, loops=()):
+def constraint_jacobian(model, q, v, contacts, loops=(), data=None):
     """(J, Jdot_v) of the constraints (rows stacked as the forces: see the module docstring), J in
     local_world_aligned axes at each frame (a)'s origin (a loop: J_a - J_b), Jdot v the classical
     accelerations at qdd = 0, ([p''] or [p''; w'], loops a's minus b's). One state: (m, nv) and (m,);
     a batch (on one thread): (N, m, nv) and (N, m)."""
-    C, labels, m = _con.rows(model, contacts, loops)
+    d = _call.of(model, data)
+    C, labels, m = _con.rows(model, d, contacts, loops)
     q = _call.vector(q, model.nq, "q")
     n = _call.batch_size(q)
     v = _con.zero_or(v, model.nv, "v", n)
     J = _call.fresh(q.shape[:-1] + (m, model.nv))
     drift = np.empty(q.shape[:-1] + (m,))
-    if n:
-        status = np.zeros(n, np.int64)
-        _c.jacobian_terms_rows(model.packed, q, v, C, J, drift, status, 0, n, _scratch(model, m))
-    else:
-        status = _c.jacobian_terms(model.packed, q, v, C, J, drift, _scratch(model, m))
-    _call.raise_status(model, status, dict(q=q, v=v))
+    _call.call(_TERMS, model, d, 1, n, (q, v, C, J, drift), dict(q=q, v=v), m)
     return J, drift

@@ -4,21 +4,22 @@ forces (Kim, Lie group formulation of articulated rigid body dynamics, section 3
 Featherstone, Rigid Body Dynamics Algorithms, ch. 8). Conventions (constraints, forces) in
 constrained.py's docstring; the algorithm in kernels/constrained_hybrid.py.
 """
+from functools import partial
+
 import numpy as np
 
 from . import calling as _call
 from . import constraints as _con
 from .kernels import constrained_hybrid as _ch
 
-_CHD = _call.Direct(_ch.constrained_hybrid)
-
-
-def _scratch(model, m):
-    return _con.scratch(model, "constrained_hybrid", _ch.hybrid_workspace, m)
+_CHD = _call.Kernel(_ch, "constrained_hybrid")
+INCONSISTENT = ("the constraints cannot all hold with these given accelerations{where}: {label} is not met by any "
+                "acceleration of the torque-given coordinates (the known accelerations break it, or the constraints "
+                "contradict each other)")
 
 
 def constrained_hybrid_dynamics(model, q, v, known, qdd, tau, contacts=(), loops=(), baumgarte=None, threads=None,
-                                out=None):
+                                out=None, data=None):
     """(qdd, tau, forces) of M qdd + b = tau + J^T forces with the contacts and loops held (Kim,
     eqs. 70-80): where known[k] (a boolean mask over v, or a list of joint names) qdd[k] is given
     and tau[k] sought, elsewhere tau[k] is given and qdd[k] sought; only the given entries are
@@ -36,15 +37,16 @@ def constrained_hybrid_dynamics(model, q, v, known, qdd, tau, contacts=(), loops
     constrained_inverse_dynamics with every joint actuated (forces 0, tau = ID(q, v, qdd)).
     baumgarte=(kp, kd): as in constrained_forward_dynamics. One state or a batch (known one mask
     for all or one per state); out: three arrays (qdd, tau, forces) to fill and return."""
-    C, labels, m = _con.rows(model, contacts, loops)
+    d = _call.of(model, data)
+    C, labels, m = _con.rows(model, d, contacts, loops)
     gains = _con.gains(baumgarte)
     nv = model.nv
     if type(known) is not np.ndarray or known.dtype != bool:
-        known = _con.coordinate_mask(model, known, "known")
-    if out is None and _call.plain_state(model, q, qdd, tau) and _call.plain(v, nv) \
+        known = _con.coordinate_mask(model, d, known, "known")
+    if out is None and _call.plain_data(model, d, q, qdd, tau) is not None and _call.plain(v, nv) \
             and _call.plain(known, nv, _call.BOOL, (1,)):
         qdd, tau, forces = qdd.copy(), tau.copy(), np.empty(m)
-        if not _CHD.run(model.packed, q, v, known, qdd, tau, C, gains, forces, _scratch(model, m)):
+        if not _CHD.run(model.packed, q, v, known, qdd, tau, C, gains, forces, d.workspace(_ch, m)):
             return qdd, tau, forces
     q = _call.vector(q, model.nq, "q")
     n = _call.batch_size(q)
@@ -57,17 +59,11 @@ def constrained_hybrid_dynamics(model, q, v, known, qdd, tau, contacts=(), loops
     qdd_out, tau_out, forces = _con.outputs(out, (shape + (nv,), shape + (nv,), shape + (m,)))
     qdd_out[...] = _call.vector(qdd, nv, "qdd", n)
     tau_out[...] = _call.vector(tau, nv, "tau", n)
-    if n:
-        status = _call.drive(_ch, "constrained_hybrid", model, n, threads, lambda: _scratch(model, m), q, v, known,
-                             qdd_out, tau_out, C, gains, forces)
-    else:
-        status = _ch.constrained_hybrid(model.packed, q, v, known, qdd_out, tau_out, C, gains, forces,
-                                        _scratch(model, m))
-    if np.any(status):      # name the given input at fault: qdd where known, tau elsewhere
-        _con.raise_inconsistent(
-            model, status, dict(q=q, v=v, qdd=np.where(known, qdd_out, 0.0), tau=np.where(known, 0.0, tau_out)),
-            lambda k, where: (
-                f"the constraints cannot all hold with these given accelerations{where}: {labels[k]} is not met by "
-                "any acceleration of the torque-given coordinates (the known accelerations break it, or the "
-                "constraints contradict each other)"))
+    _call.call(_CHD, model, d, threads, n, (q, v, known, qdd_out, tau_out, C, gains, forces),
+               partial(_given, q, v, known, qdd_out, tau_out), m, _con.inconsistent(labels, INCONSISTENT))
     return qdd_out, tau_out, forces
+
+
+def _given(q, v, known, qdd, tau):
+    """The inputs an error names: qdd where known, tau elsewhere (the given entries)."""
+    return dict(q=q, v=v, qdd=np.where(known, qdd, 0.0), tau=np.where(known, 0.0, tau))

@@ -5,6 +5,8 @@ eqs. 56-66; Featherstone, Rigid Body Dynamics Algorithms, ch. 8); contact invers
 case "floating joints passive". Conventions (constraints, forces) in constrained.py's docstring;
 the algorithm in kernels/constrained_inverse.py. NumPy in and out, one state or a batch.
 """
+from functools import partial
+
 import numpy as np
 
 from . import calling as _call
@@ -21,11 +23,8 @@ OBJECTIVES = {"min_force": _ci.MIN_FORCE, "min_torque": _ci.MIN_TORQUE}
 #: the motion check's default tolerance: a row of J v or J a + Jdot v may be off by this times
 #: max(1, the sum of the magnitudes of its terms) (m/s, rad/s; m/s^2, rad/s^2)
 MOTION_TOL = 1e-8
-_CID = _call.Direct(_ci.constrained_inverse)
-
-
-def _scratch(model, m):
-    return _con.scratch(model, "constrained_inverse", _ci.inverse_workspace, m)
+_CID = _call.Kernel(_ci, "constrained_inverse")
+_TERMS = _call.Kernel(_c, "jacobian_terms")
 
 
 def _options(objective, least_squares, tolerance):
@@ -45,29 +44,14 @@ _OPTIONS = {}
 _CONTACT = np.array([_ci.MIN_FORCE, 0.0, -1.0])     # contact inverse dynamics: least force, motion unchecked
 
 
-def _passive(model, actuated):
-    """1.0 for each passive coordinate (not in `actuated`, a mask over v or joint names), cached."""
-    cache = (model.workspace or _call.workspace(model)).scratch
-    if type(actuated) is np.ndarray:
-        key = ("passive", actuated.dtype.str, actuated.shape, actuated.tobytes())
-    else:
-        try:
-            key = ("passive", tuple(actuated))
-            hash(key)
-        except TypeError:
-            key = None
-    passive = cache.get(key)
-    if passive is None:
-        passive = np.where(_con.coordinate_mask(model, actuated, "actuated"), 0.0, 1.0)
-        passive.flags.writeable = False
-        if key is not None:
-            cache[key] = passive
-    return passive
+def _passive(model, d, actuated):
+    """1.0 for each passive coordinate (not in `actuated`, a mask over v or joint names)."""
+    return _con.complement(model, d, actuated, "actuated")
 
 
-def _floating(model):
+def _floating(model, d):
     """1.0 for the coordinates of floating joints (contact inverse dynamics' passive ones)."""
-    cache = (model.workspace or _call.workspace(model)).scratch
+    cache = d.masks
     passive = cache.get("floating passive")
     if passive is None:
         passive = np.zeros(model.nv)
@@ -81,7 +65,7 @@ def _floating(model):
 
 def constrained_inverse_dynamics(model, q, v, a, actuated, contacts=(), loops=(), passive_torques=None,
                                  objective="min_force", least_squares=False, tolerance=MOTION_TOL, threads=None,
-                                 out=None):
+                                 out=None, data=None):
     """(tau, forces): the joint torques and constraint forces with M a + b = tau + J^T forces
     (Kim, eqs. 56-66), the contacts and loops (see constrained.py) held, only the `actuated`
     coordinates free to take any torque.
@@ -108,12 +92,13 @@ def constrained_inverse_dynamics(model, q, v, a, actuated, contacts=(), loops=()
     v and a may be the number 0. One state: tau (nv,), forces (m,); a batch (N rows): (N, nv)
     and (N, m) (passive_torques one row for all or one per state). out: two arrays (tau, forces)
     of those shapes to fill and return. Every input checked; never NaN."""
-    C, labels, m = _con.rows(model, contacts, loops)
-    return _solve(model, q, v, a, C, labels, m, _passive(model, actuated), passive_torques,
+    d = _call.of(model, data)
+    C, labels, m = _con.rows(model, d, contacts, loops)
+    return _solve(model, d, q, v, a, C, labels, m, _passive(model, d, actuated), passive_torques,
                   _options(objective, least_squares, tolerance), threads, out, False)
 
 
-def contact_inverse_dynamics(model, q, v, a, contacts, threads=None):
+def contact_inverse_dynamics(model, q, v, a, contacts, threads=None, data=None):
     """(tau, forces): the joint torques and contact forces that produce acceleration a, with the
     floating joints (a free-flying base, or any URDF floating joint) unactuated, their torques zero
     (planar joints count as actuated: a mobile base drives them): the case "floating joints
@@ -128,19 +113,19 @@ def contact_inverse_dynamics(model, q, v, a, contacts, threads=None):
     contacts (J a + Jdot v = 0) for the forces to be physical; it is not checked.
     ConstraintError if the contacts cannot produce the floating rows (a single point contact cannot
     hold a base's moment)."""
-    C, labels, m = _con.rows(model, contacts, ())
-    return _solve(model, q, v, a, C, labels, m, _floating(model), None, _CONTACT, threads, None, True)
+    d = _call.of(model, data)
+    C, labels, m = _con.rows(model, d, contacts, ())
+    return _solve(model, d, q, v, a, C, labels, m, _floating(model, d), None, _CONTACT, threads, None, True)
 
 
-def _solve(model, q, v, a, C, labels, m, passive, tp, options, threads, out, contact):
+def _solve(model, d, q, v, a, C, labels, m, passive, tp, options, threads, out, contact):
     nv = model.nv
-    if out is None and _call.plain(q, model.nq):    # one state, plain arrays or 0: straight to the kernel
-        s = model.workspace or _call.workspace(model)
+    if out is None and _call.plain_data(model, d, q) is not None:   # one state, plain arrays or 0: the kernel
         zv, za, zt = type(v) is int and v == 0, type(a) is int and a == 0, tp is None
         if (zv or _call.plain(v, nv)) and (za or _call.plain(a, nv)) and (zt or _call.plain(tp, nv)):
             tau, forces = np.empty(nv), np.empty(m)
-            if not _CID.run(model.packed, q, s.zero if zv else v, s.zero if za else a, C, passive,
-                            s.zero if zt else tp, options, _call.NO_EXT, tau, forces, _scratch(model, m)):
+            if not _CID.run(model.packed, q, d.zero if zv else v, d.zero if za else a, C, passive,
+                            d.zero if zt else tp, options, _call.NO_EXT, tau, forces, d.workspace(_ci, m)):
                 return tau, forces
     q = _call.vector(q, model.nq, "q")
     n = _call.batch_size(q)
@@ -152,17 +137,12 @@ def _solve(model, q, v, a, C, labels, m, passive, tp, options, threads, out, con
         tp = _call.vector(tp, nv, "passive_torques", n if np.ndim(tp) == 2 else 0)
         tp = tp.reshape(1, nv) if n and tp.ndim == 1 else tp
     tau, forces = _con.outputs(out, (q.shape[:-1] + (nv,), q.shape[:-1] + (m,)))
-    if n:
-        status = _call.drive(_ci, "constrained_inverse", model, n, threads, lambda: _scratch(model, m), q, v, a, C,
-                             passive, tp, options, _call.NO_EXT, tau, forces)
-    else:
-        status = _ci.constrained_inverse(model.packed, q, v, a, C, passive, tp, options, _call.NO_EXT, tau, forces,
-                                         _scratch(model, m))
-    _raise(model, status, q, v, a, tp, C, labels, passive, options, contact)
+    _call.call(_CID, model, d, threads, n, (q, v, a, C, passive, tp, options, _call.NO_EXT, tau, forces), None,
+               m, partial(_raise, d, q, v, a, tp, C, labels, passive, options, contact))
     return tau, forces
 
 
-def _raise(model, status, q, v, a, tp, C, labels, passive, options, contact):
+def _raise(data, q, v, a, tp, C, labels, passive, options, contact, model, status, inputs):
     """A kernel status as an error naming the constraint (a motion that breaks it), the passive
     joints (a motion the actuators cannot produce) or the input."""
     status = np.atleast_1d(status)
@@ -174,28 +154,29 @@ def _raise(model, status, q, v, a, tp, C, labels, passive, options, contact):
     where = f" (batch row {row})" if len(status) > 1 else ""
     pick = (lambda x: x[row if len(x) > 1 else 0] if x.ndim == 2 else x)     # one state's inputs
     if kind in (_ci.VELOCITY, _ci.ACCELERATION):
-        raise ConstraintError(_motion_message(model, pick(q), pick(v), pick(a), C, labels, k, kind, options, where))
+        raise ConstraintError(_motion_message(model, data, pick(q), pick(v), pick(a), C, labels, k, kind, options,
+                                              where))
     if kind == _ci.UNREACHABLE:
         if contact:
             raise ConstraintError(
                 f"the contacts cannot hold the floating base at this state{where}: no forces at "
                 f"{', '.join(labels)} produce the base's share of the inverse dynamics (too few contacts, or "
                 "contacts that cannot resist a moment)")
-        raise ConstraintError(_unreachable_message(model, pick(q), pick(v), pick(a), pick(tp), C, labels, passive,
-                                                   where))
+        raise ConstraintError(_unreachable_message(model, data, pick(q), pick(v), pick(a), pick(tp), C, labels,
+                                                   passive, where))
     _call.raise_status(model, status, dict(q=q, v=v, a=a, passive_torques=tp))
 
 
-def _rows_jacobian(model, q, v, C):
+def _rows_jacobian(model, data, q, v, C):
     """J and Jdot v of kernel rows C at one state (the error paths)."""
     m = int(C[:, _k.C_SIZE].sum())
     J, drift = np.empty((m, model.nv)), np.empty(m)
-    _c.jacobian_terms(model.packed, q, v, C, J, drift, _con.scratch(model, "constrained", _c.constrained_workspace, m))
+    _TERMS.kernel(model.packed, q, v, C, J, drift, _call.of(model, data).workspace(_c, m))
     return J, drift
 
 
-def _motion_message(model, q, v, a, C, labels, k, kind, options, where):
-    J, drift = _rows_jacobian(model, q, v, C)
+def _motion_message(model, data, q, v, a, C, labels, k, kind, options, where):
+    J, drift = _rows_jacobian(model, data, q, v, C)
     r0 = int(sum(C[:k, _k.C_SIZE]))
     rows = slice(r0, r0 + int(C[k, _k.C_SIZE]))
     if kind == _ci.VELOCITY:
@@ -208,10 +189,10 @@ def _motion_message(model, q, v, a, C, labels, k, kind, options, where):
             "the terms; tolerance=None skips the check)")
 
 
-def _unreachable_message(model, q, v, a, tp, C, labels, passive, where):
+def _unreachable_message(model, data, q, v, a, tp, C, labels, passive, where):
     p = np.flatnonzero(passive)
-    J = _rows_jacobian(model, q, v, C)[0]
-    c = inverse_dynamics(model, q, v, a)[p] - tp[p]
+    J = _rows_jacobian(model, data, q, v, C)[0]
+    c = inverse_dynamics(model, q, v, a, data=data)[p] - tp[p]
     Jp = J[:, p]
     f = np.linalg.lstsq(Jp.T, c, rcond=None)[0]
     residual = Jp.T @ f - c

@@ -1,7 +1,6 @@
 """What the constrained algorithms share (constrained, constrained_inverse, constrained_hybrid,
-assembly): contacts and loops as kernel rows (checked, cached per model), the model's scratch for
-them, coordinate masks given as booleans or joint names, and errors that name the constraint, the
-joint or the input. The conventions are in constrained.py's docstring (Kim, Lie group formulation
+assembly): contacts and loops as kernel rows (checked, kept in the Data), coordinate masks given as
+booleans or joint names, and errors that name the constraint, the joint or the input. The conventions are in constrained.py's docstring (Kim, Lie group formulation
 of articulated rigid body dynamics, section 3; Featherstone, Rigid Body Dynamics Algorithms, ch. 8).
 """
 import numpy as np
@@ -17,16 +16,6 @@ ZERO_GAINS = np.zeros(2)
 class ConstraintError(ValueError):
     """The constraints cannot hold, constrain nothing, or cannot be met by the given motion or
     actuators; the message names the constraint (or the joint)."""
-
-
-def scratch(model, key, make, m):
-    """The model's single-state workspace `make(model.packed, m)` for m constraint rows, kept under
-    (key, m) (made on first use)."""
-    buffers = (model.workspace or _call.workspace(model)).scratch
-    w = buffers.get((key, m))
-    if w is None:
-        w = buffers[key, m] = make(model.packed, m)
-    return w
 
 
 def _kind(kind, what):
@@ -51,18 +40,11 @@ def _target(target, n, what):
     return R, x[:3, 3]
 
 
-def _spec(model, frame):
-    return _call.frame_spec(model, frame, "local_world_aligned")
-
-
-def rows(model, contacts, loops):
+def rows(model, d, contacts, loops):
     """(C, labels, m): kernel rows for the constraints, a label for each and the row count, checked
-    (cached per model for constraints named by frames alone, so that repeated calls cost a
+    (kept in the model's Data d for constraints named by frames alone, so that repeated calls cost a
     dictionary lookup)."""
-    s = model.workspace or _call.workspace(model)
-    cache = getattr(s, "constraint_rows", None)
-    if cache is None:
-        cache = s.constraint_rows = {}
+    cache = d.constraint_rows
     try:
         key = (tuple(contacts), tuple(loops))
         return cache[key]
@@ -80,7 +62,7 @@ def rows(model, contacts, loops):
         frame, n = c[0], _kind(c[1], what)
         row = np.zeros(_c.C_COLS)
         row[_c.C_SIZE] = n
-        row[_c.C_A:_c.C_A + K.FRAME_COLS] = _spec(model, frame)
+        row[_c.C_A:_c.C_A + K.FRAME_COLS] = _call.frame_spec(model, d, frame, "local_world_aligned")
         if row[_c.C_A + K.F_BODY] < 0:
             raise ConstraintError(f"{what} on frame {frame!r}: no joint moves that frame (it is fixed to the "
                                   "world), so the contact constrains nothing")
@@ -99,7 +81,8 @@ def rows(model, contacts, loops):
         n = _kind(c[2], what)
         row = np.zeros(_c.C_COLS)
         row[_c.C_SIZE], row[_c.C_POSITION] = n, 1.0
-        row[_c.C_A:_c.C_A + K.FRAME_COLS], row[_c.C_B:_c.C_B + K.FRAME_COLS] = _spec(model, c[0]), _spec(model, c[1])
+        row[_c.C_A:_c.C_A + K.FRAME_COLS] = _call.frame_spec(model, d, c[0], "local_world_aligned")
+        row[_c.C_B:_c.C_B + K.FRAME_COLS] = _call.frame_spec(model, d, c[1], "local_world_aligned")
         if row[_c.C_A + K.F_BODY] == row[_c.C_B + K.F_BODY]:
             raise ConstraintError(f"{what}: no joint moves frame {c[0]!r} relative to frame {c[1]!r} (they are on "
                                   "one rigid body), so the loop constrains nothing")
@@ -133,6 +116,13 @@ def raise_inconsistent(model, status, inputs, what):
         where = f" (batch row {row})" if len(status) > 1 else ""
         raise ConstraintError(what(code // K.STATUS_BODY - 1, where))
     _call.raise_status(model, status, inputs)
+
+
+def inconsistent(labels, text):
+    """`raise_inconsistent` as calling.call's error, the message `text` with the constraint's label
+    ({label}) and the batch row ({where})."""
+    return lambda model, status, inputs: raise_inconsistent(
+        model, status, inputs, lambda k, where: text.format(label=labels[k], where=where))
 
 
 def zero_or(x, n, name, batch):
@@ -174,10 +164,10 @@ def _joint_block(model, name, what):
                      f"{', '.join(j.name for j in model.joints)}")
 
 
-def coordinate_mask(model, x, what, over="v"):
+def coordinate_mask(model, d, x, what, over="v"):
     """A boolean mask over v (over="v") or over q (over="q", turned into one over v) from a mask or
     a sequence of joint names (a joint's name takes all its coordinates), checked; masks made from
-    names are cached per model. A mask over q must take or leave a floating or planar joint's
+    names are kept in the model's Data d. A mask over q must take or leave a floating or planar joint's
     coordinates together."""
     n = model.nv if over == "v" else model.nq
     if isinstance(x, (str, bytes)):
@@ -185,8 +175,8 @@ def coordinate_mask(model, x, what, over="v"):
                          f"got the string {x!r}")
     names = isinstance(x, (list, tuple)) and all(isinstance(e, str) for e in x)
     if names:
-        cache = (model.workspace or _call.workspace(model)).scratch
-        key = ("joint mask", tuple(x))
+        cache = d.masks
+        key = ("joints", tuple(x))
         mask = cache.get(key)
         if mask is None:
             mask = np.zeros(model.nv, bool)
@@ -210,6 +200,28 @@ def coordinate_mask(model, x, what, over="v"):
                              f"q[{j.idx_q}:{j.idx_q + j.nq}] must all be in the mask or none")
         mask[j.idx_v:j.idx_v + j.nv] = block.all()
     return mask
+
+
+def complement(model, d, given, what, over="v"):
+    """1.0 for each coordinate (over v) not in `given` (a boolean mask over `over`, or joint names:
+    `coordinate_mask`), 0.0 for those in it: read only (the compiled entry points take one array
+    type), kept in the model's Data d for masks and names that can be keys."""
+    if type(given) is np.ndarray:
+        key = (what, given.dtype.str, given.shape, given.tobytes())
+    else:
+        try:
+            key = (what, tuple(given))
+            hash(key)
+        except TypeError:
+            key = None
+    masks = d.masks
+    x = masks.get(key)
+    if x is None:
+        x = np.where(coordinate_mask(model, d, given, what, over), 0.0, 1.0)
+        x.flags.writeable = False
+        if key is not None:
+            masks[key] = x
+    return x
 
 
 def outputs(out, shapes):

@@ -25,7 +25,7 @@ def _gains(model, value, name):
     return np.broadcast_to(gains.reshape(-1), (model.nv,))
 
 
-def computed_torque(model, q, v, q_d, v_d, a_d, kp=0.0, kd=0.0, evaluate_at="desired", threads=None):
+def computed_torque(model, q, v, q_d, v_d, a_d, kp=0.0, kd=0.0, evaluate_at="desired", threads=None, data=None):
     """The computed torque for the reference (q_d, v_d, a_d) from the measured state (q, v); one
     state (1-D) or a batch (2-D). kp [1/s^2] and kd [1/s]: a number or one per v coordinate.
     evaluate_at: evaluate M, C and g at the 'desired' state or at the 'measured' one."""
@@ -36,4 +36,4 @@ def computed_torque(model, q, v, q_d, v_d, a_d, kp=0.0, kd=0.0, evaluate_at="des
     if kp.any() or kd.any():
         a = a + kp * difference(model, q, q_d) + kd * (np.asarray(v_d, float) - np.asarray(v, float))
     q_e, v_e = (q_d, v_d) if evaluate_at == "desired" else (q, v)
-    return inverse_dynamics(model, q_e, v_e, a, threads=threads)
+    return inverse_dynamics(model, q_e, v_e, a, threads=threads, data=data)

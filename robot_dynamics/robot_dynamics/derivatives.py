@@ -14,21 +14,7 @@ from . import calling as _call
 from .kernels import aba_derivatives as _aba_d
 from .kernels import rnea_derivatives as _rnea_d
 
-_RNEA_D, _ABA_D = _call.Direct(_rnea_d.rnea_derivatives), _call.Direct(_aba_d.aba_derivatives)
-
-
-def _scratch(model):
-    """The model's single-state workspace for the derivative kernels (one serves both: the
-    forward derivatives' holds the inverse ones'), kept in the model's calling.Workspace."""
-    buffers = (model.workspace or _call.workspace(model)).scratch
-    w = buffers.get("derivatives")
-    if w is None:
-        w = buffers["derivatives"] = _aba_d.aba_derivatives_workspace(model.packed)
-    return w
-
-
-def _run(kernel_module, name, model, n, threads, *args):
-    return _call.drive(kernel_module, name, model, n, threads, lambda: _scratch(model), *args)
+_RNEA_D, _ABA_D = _call.Kernel(_rnea_d, "rnea_derivatives"), _call.Kernel(_aba_d, "aba_derivatives")
 
 
 def _outputs(out, shape):
@@ -44,37 +30,36 @@ def _outputs(out, shape):
     return tuple(out)
 
 
-def _derivatives(kernel_module, name, direct, model, q, v, x, xname, threads, out):
+def _derivatives(kernel, model, q, v, x, xname, threads, out, data):
     nv = model.nv
-    if _call.plain_state(model, q, v, x):
+    d = _call.plain_data(model, data, q, v, x)
+    if d is not None:
         result = _outputs(out, (nv, nv))
-        if not direct.run(model.packed, q, v, x, *result, _scratch(model)):
+        if not kernel.run(model.packed, q, v, x, *result, getattr(d, kernel.scratch)):
             return result
     q = _call.vector(q, model.nq, "q")
     n = _call.batch_size(q)
     v = _call.vector(v, nv, "v", n)
     x = _call.vector(x, nv, xname, n)
     result = _outputs(out, q.shape[:-1] + (nv, nv))
-    status = _run(kernel_module, name, model, n, threads, q, v, x, *result) if n \
-        else getattr(kernel_module, name)(model.packed, q, v, x, *result, _scratch(model))
-    _call.raise_status(model, status, {"q": q, "v": v, xname: x})
+    _call.call(kernel, model, data, threads, n, (q, v, x, *result), {"q": q, "v": v, xname: x})
     return result
 
 
-def inverse_dynamics_derivatives(model, q, v, a, threads=None, out=None):
+def inverse_dynamics_derivatives(model, q, v, a, threads=None, out=None, data=None):
     """(d tau / dq, d tau / dv, M) of tau = ID(q, v, a) = M a + C v + g, each nv x nv (N x nv x nv
     for a batch): d tau / dq in the tangent space (see the module docstring), d tau / da = M (with
     armature). Recursive (Carpentier and Mansard 2018), one pass over the tree and one over pairs
     of coordinates, not finite differences. ValueError naming the input for NaN or inf, a
     quaternion that is not unit or a wrong shape. out: three arrays to fill and return instead of
     fresh ones (for batches: fresh memory is much of a large batch's cost)."""
-    return _derivatives(_rnea_d, "rnea_derivatives", _RNEA_D, model, q, v, a, "a", threads, out)
+    return _derivatives(_RNEA_D, model, q, v, a, "a", threads, out, data)
 
 
-def forward_dynamics_derivatives(model, q, v, tau, threads=None, out=None):
+def forward_dynamics_derivatives(model, q, v, tau, threads=None, out=None, data=None):
     """(d qdd / dq, d qdd / dv, M^-1) of qdd = FD(q, v, tau), each nv x nv (N x nv x nv for a
     batch), d qdd / dq in the tangent space. As Pinocchio's computeABADerivatives: at that qdd,
     d qdd / dq = -M^-1 d tau / dq and d qdd / dv = -M^-1 d tau / dv (differentiate ID(q, v, qdd) =
     tau), with M = L^T D L factored keeping the tree's sparsity (Featherstone, RBDA 6.5).
     SingularMassMatrixError where M is not positive definite. out: as inverse_dynamics_derivatives."""
-    return _derivatives(_aba_d, "aba_derivatives", _ABA_D, model, q, v, tau, "tau", threads, out)
+    return _derivatives(_ABA_D, model, q, v, tau, "tau", threads, out, data)

@@ -368,7 +368,6 @@ def _prior_scales(model, friction, armature, v, a, tau):
 def _with_parameters(model, x, friction, armature):
     """A copy of the model with the standard parameters x (parameter_names order)."""
     out = copy.deepcopy(model)
-    out.workspace = None
     nb, nj, nt = model.nb, len(model.joint_names), len(friction)
     theta = x[:10 * nb].reshape(nb, 10)
     for body in range(nb):

@@ -28,11 +28,13 @@ Each function lives in the module of its subject and is re-exported here:
     centroidal      center_of_mass, center_of_mass_jacobian, centroidal_momentum,
                     centroidal_momentum_matrix, centroidal_state, kinetic_energy, potential_energy
     frame_motion    frame_velocity, frame_acceleration
+    data            Data: the buffers the algorithms write for one model (every function takes data=;
+                    None: the calling thread's own)
     calling         what they share: input checks, batches and threads, SingularMassMatrixError
 The Lie-group operations (exp, log, Ad, ad, their duals, quaternions) are `robot_dynamics.lie`.
 """
 from .assembly import assemble  # noqa: F401
-from .calling import PARALLEL_MIN_BATCH, SingularMassMatrixError, Workspace, default_threads, workspace  # noqa: F401
+from .calling import PARALLEL_MIN_BATCH, SingularMassMatrixError, default_threads  # noqa: F401
 from .centroidal import (center_of_mass, center_of_mass_jacobian, centroidal_momentum,  # noqa: F401
                          centroidal_momentum_matrix, centroidal_state, kinetic_energy, potential_energy)
 from .configuration import (difference, integrate, neutral, random_configuration,  # noqa: F401
@@ -40,6 +42,7 @@ from .configuration import (difference, integrate, neutral, random_configuration
 from .constrained import ConstraintError, constrained_forward_dynamics, constraint_jacobian  # noqa: F401
 from .constrained_hybrid import constrained_hybrid_dynamics  # noqa: F401
 from .constrained_inverse import constrained_inverse_dynamics, contact_inverse_dynamics  # noqa: F401
+from .data import Data  # noqa: F401
 from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives  # noqa: F401
 from .dynamic_identification import DynamicsEstimate, identify_dynamics  # noqa: F401
 from .excitation import ExcitationTrajectory, excitation_trajectory  # noqa: F401

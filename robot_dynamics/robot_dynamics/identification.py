@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .calling import module_scratch, raise_status, thread_count
+from .calling import Kernel, call
 from .kernels import momentum as _momentum
 from .layout import ARMATURE, AXES, INERTIA
 from .model import transform_inertia
@@ -81,12 +81,11 @@ class PayloadEstimate:
         from .payload import add_payload
         p = self.as_parameters(point_mass)
         out = copy.deepcopy(model)
-        out.workspace = None
         add_payload(out, self.link, p["payload.mass"], p["payload.com"], p["payload.inertia"])
         return out
 
 
-def identify_payload(model, link, q, v, a, tau, rcond=1e-7, threads=None):
+def identify_payload(model, link, q, v, a, tau, rcond=1e-7, threads=None, data=None):
     """Least squares of a payload on `link` from samples (q, v, a, tau) (PayloadEstimate): the
     torque that `model` (without the payload) does not explain, tau - inverse_dynamics(q, v, a),
     is Y_link(q, v, a) phi with phi the payload's ten parameters in the link frame (Y_link: the
@@ -100,15 +99,15 @@ def identify_payload(model, link, q, v, a, tau, rcond=1e-7, threads=None):
     body, T = _payload_frame(model, link)
     q, v, a, tau, n = _samples(model, q, v, a, tau)
     static = not (np.any(v) or np.any(a))
-    residual = tau - inverse_dynamics(model, q, v, a, threads=threads)
-    A = _regressor_of(model, body, q, v, a, threads) @ T            # (N, nv, 10), link frame
+    residual = tau - inverse_dynamics(model, q, v, a, threads=threads, data=data)
+    A = _regressor_of(model, body, q, v, a, threads, data=data) @ T            # (N, nv, 10), link frame
     if static:
         A = A[..., :4]
     return _payload_fit(link, A.reshape(-1, A.shape[-1]), residual.reshape(-1), n, rcond,
                         "static" if static else "dynamic")
 
 
-def identify_payload_from_momentum(model, link, q, v, tau, dt, window=20, rcond=1e-7, threads=None):
+def identify_payload_from_momentum(model, link, q, v, tau, dt, window=20, rcond=1e-7, threads=None, data=None):
     """Payload identification without accelerations (PayloadEstimate, method 'momentum'): the
     momentum balance pdot = tau - beta (p = M v, beta = g - C^T v) integrated over consecutive
     windows of `window` sample intervals, integral(tau) - delta p_model - integral(beta_model) =
@@ -124,11 +123,11 @@ def identify_payload_from_momentum(model, link, q, v, tau, dt, window=20, rcond=
     window = int(window)
     if not 1 <= window <= n - 1:
         raise ValueError(f"window must be between 1 and the number of intervals ({n - 1}), got {window}")
-    p0, b0 = _momentum_of(model, model.packed, q, v, threads)
+    p0, b0 = _momentum_of(model, model.packed, q, v, threads, data)
     cols = []                                                        # Y_p, Y_beta per link parameter
     for k in range(10):
         packed = _unit_payload(model, body, T[:, k])
-        cols.append(_momentum_of(model, packed, q, v, threads))
+        cols.append(_momentum_of(model, packed, q, v, threads, data))
     Yp = np.stack([c[0] for c in cols], axis=-1)                     # (N, nv, 10)
     Yb = np.stack([c[1] for c in cols], axis=-1)
     ends = np.arange(0, n, window)      # window boundaries; samples after the last one are left out
@@ -169,18 +168,15 @@ def _unit_payload(model, body, column):
     return packed
 
 
-def _momentum_of(model, packed, q, v, threads):
+def _momentum_of(model, packed, q, v, threads, data):
     """p and beta of every sample for the packed model (the kernels read nothing else)."""
     n = len(q)
     P, B = np.empty((n, model.nv)), np.empty((n, model.nv))
-    nthreads = thread_count(n, threads)
-    if nthreads > 1:
-        status = _momentum.momentum_batch(packed, q, v, P, B, nthreads)
-    else:
-        status = np.zeros(n, np.int64)
-        _momentum.momentum_rows(packed, q, v, P, B, status, 0, n, module_scratch(model, _momentum))
-    raise_status(model, status, dict(q=q, v=v))
+    call(_MOMENTUM, model, data, threads, n, (q, v, P, B), dict(q=q, v=v), packed=packed)
     return P, B
+
+
+_MOMENTUM = Kernel(_momentum, "momentum")
 
 
 def _trapezoid_integral(f, dt):

@@ -94,13 +94,11 @@ def _weights(weights, position):
     return np.concatenate((w, np.zeros(3))) if position else w.copy()
 
 
-def _limits(model):
+def _limits(model, d):
     """The kernel's limits (3, nq): lower and upper bounds per q entry (+-inf for the floating and
     planar joints) and 1.0 where a coordinate may wrap by whole turns (a revolute joint whose range
     spans a turn or more and that no mimic joint follows: q and q +- 2 pi place every frame alike)."""
-    key = "ik limits"
-    cache = (model.workspace or _call.workspace(model)).scratch
-    if key not in cache:
+    if d.ik_limits is None:
         oq, ov = model.joint_offset
         limits = np.zeros((3, model.nq))
         limits[_ik.L_LOWER], limits[_ik.L_UPPER] = -np.inf, np.inf
@@ -111,12 +109,12 @@ def _limits(model):
             if model.joint_by_name[name].kind in ("revolute", "continuous") and np.isfinite(span) \
                     and span >= 2 * np.pi and drives[ov + k] == 1:
                 limits[_ik.L_WRAP, oq + k] = 1.0
-        cache[key] = limits
-    return cache[key]
+        d.ik_limits = limits
+    return d.ik_limits
 
 
 def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, max_iterations=100,
-                       damping=1e-12, restarts=30, rng=0, threads=None):
+                       damping=1e-12, restarts=30, rng=0, threads=None, data=None):
     """IKResult: q with the frame at `target` (see the module docstring).
 
     target: a 4x4 world placement, a world position (3,), or a batch ((N, 4, 4) or (N, 3)); q0: the
@@ -139,20 +137,15 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
         raise ValueError(f"max_iterations must be a positive integer and restarts a non-negative one, got "
                          f"{max_iterations!r} and {restarts!r}")
     settings = np.array([tolerance, max_iterations, damping, LAMBDA0, position], dtype=np.float64)
-    spec = _call.frame_spec(model, frame, "local_world_aligned" if position else "local")
+    d = _call.of(model, data)
+    spec = _call.frame_spec(model, d, frame, "local_world_aligned" if position else "local")
     if spec[K.F_BODY] < 0:
         raise ValueError(f"frame {frame!r} is fixed to the world: no joint moves it")
-    limits = _limits(model)
+    limits = _limits(model, d)
     N = max(n, 1)
     Q0 = np.ascontiguousarray(np.broadcast_to(q0, (N, model.nq)))
     Q, E, info = np.empty((N, model.nq)), np.empty((N, 6)), np.empty((N, _ik.INFO))
-    _solve(model, Q0, spec, T, w, limits, settings, Q, E, info, threads)
-    if info[:, _ik.I_STATUS].any():      # the seed: NaN, inf or beyond 1e50, or a quaternion off unit norm
-        try:
-            _call.raise_status(model, info[:, _ik.I_STATUS].astype(np.int64) if n else int(info[0, _ik.I_STATUS]),
-                               dict(q0=Q0 if n else Q0[0], q=Q0 if n else Q0[0]))
-        except ValueError as e:
-            raise ValueError(str(e) if str(e).startswith("q0") else f"q0: {e}") from None
+    _solve(model, d, Q0, spec, T, w, limits, settings, Q, E, info, threads)
     if restarts:
         gen = np.random.default_rng(rng)
         for _ in range(int(restarts)):
@@ -161,7 +154,7 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
                 break
             seeds = random_configuration(model, gen, len(todo))
             Qr, Er, ir = np.empty((len(todo), model.nq)), np.empty((len(todo), 6)), np.empty((len(todo), _ik.INFO))
-            _solve(model, seeds, spec, np.ascontiguousarray(T[todo]), w, limits, settings, Qr, Er, ir, threads)
+            _solve(model, d, seeds, spec, np.ascontiguousarray(T[todo]), w, limits, settings, Qr, Er, ir, threads)
             ir[:, _ik.I_ITERATIONS] += info[todo, _ik.I_ITERATIONS]
             better = (ir[:, _ik.I_OUTCOME] == _ik.CONVERGED) | (ir[:, _ik.I_ERROR] < info[todo, _ik.I_ERROR])
             info[todo, _ik.I_ITERATIONS] = ir[:, _ik.I_ITERATIONS]
@@ -177,22 +170,18 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
     return IKResult(Q[0], bool(converged[0]), float(info[0, _ik.I_ERROR]), int(iterations[0]), E[0], outcome[0])
 
 
-def _solve(model, Q0, spec, T, w, limits, settings, Q, E, info, threads):
-    n = len(Q0)
-    nthreads = _call.thread_count(n, threads)
-    if nthreads > 1:
-        _ik.solve_batch(model.packed, Q0, spec, T, w, limits, settings, Q, E, info, nthreads)
-    else:
-        S, W, H = _scratch(model)
-        _ik.solve_rows(model.packed, Q0, spec, T, w, limits, settings, Q, E, info, 0, n, S, W, H)
+def _solve(model, d, Q0, spec, T, w, limits, settings, Q, E, info, threads):
+    """The compiled solve of each target (kernels/ik.py); a bad seed (NaN, inf or beyond 1e50, or a
+    quaternion off unit norm) is an error naming q0."""
+    def bad_seed(model, status, inputs):
+        try:
+            _call.raise_status(model, status, dict(q0=Q0, q=Q0))
+        except ValueError as e:
+            raise ValueError(str(e) if str(e).startswith("q0") else f"q0: {e}") from None
+    _call.call(_IK, model, d, threads, len(Q0), (Q0, spec, T, w, limits, settings, Q, E, info), None, error=bad_seed)
 
 
-def _scratch(model):
-    buffers = (model.workspace or _call.workspace(model)).scratch
-    s = buffers.get("ik")
-    if s is None:
-        s = buffers["ik"] = _ik.scratch(model.packed, model.nq, model.nv)
-    return s
+_IK = _call.Kernel(_ik, "ik")
 
 
 class Manipulability(NamedTuple):
@@ -206,7 +195,7 @@ class Manipulability(NamedTuple):
 PARTS = {"full": slice(0, 6), "linear": slice(0, 3), "angular": slice(3, 6)}
 
 
-def manipulability(model, q, frame, reference="local_world_aligned", part="full", threads=None):
+def manipulability(model, q, frame, reference="local_world_aligned", part="full", threads=None, data=None):
     """Manipulability of a frame at q (Yoshikawa, IJRR 1985; Lynch and Park, section 5.4): from the
     frame Jacobian in `reference` (world, local, local_world_aligned), its rows `part`: 'full'
     (6), 'linear' (3: the manipulability of the frame origin's velocity) or 'angular' (3). The
@@ -214,7 +203,7 @@ def manipulability(model, q, frame, reference="local_world_aligned", part="full"
     LOCAL or WORLD reference mixes the units of its rows with their lever arms."""
     if part not in PARTS:
         raise ValueError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
-    J = frame_jacobian(model, q, frame, reference, threads)[..., PARTS[part], :]
+    J = frame_jacobian(model, q, frame, reference, threads, data)[..., PARTS[part], :]
     s = np.linalg.svd(J, compute_uv=False)
     measure = np.prod(s, axis=-1)
     smin, smax = s[..., -1], s[..., 0]

@@ -155,8 +155,6 @@ class Model:
     _armature: np.ndarray = None
     _friction: np.ndarray = None     # (joints, 3): FRICTION_TERMS per entry of joint_names
     _coulomb_band: np.ndarray = None
-    #: the dynamics API's buffers for single-state calls (dynamics.Workspace), made on first use
-    workspace: object = field(default=None, repr=False, compare=False)
     #: the URDF text load_urdf read (written back with identified dynamics by DynamicsEstimate.to_urdf)
     urdf: str = field(default=None, repr=False, compare=False)
 

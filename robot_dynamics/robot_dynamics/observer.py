@@ -19,10 +19,9 @@ best explains r (damped least squares).
 """
 import numpy as np
 
-from . import kernels as K
 from .kernels import momentum as _momentum
 from .kernels import observer as _observer
-from .calling import Direct, batch_size, module_scratch, plain, plain_state, raise_status, run, vector
+from .calling import Data, Direct, Kernel, batch_size, call, plain, plain_data, raise_status, vector
 from .model import per_joint
 from .rigid_body import frame_jacobian
 
@@ -59,14 +58,15 @@ class MomentumObserver:
     the sign of an external torque acting on the robot (tau_ext in M qdd + C qd + g = tau +
     tau_ext, i.e. J^T F for a wrench F applied by the environment). The model is read at every
     update (a changed gravity, armature or payload applies from the next sample). Each observer
-    has its own buffers: observers of one model can run in different threads; calls to one
-    observer must not overlap."""
+    has its own buffers (a Data of its own): observers of one model can run in different threads;
+    calls to one observer must not overlap."""
 
     def __init__(self, model, gain):
         self.model = model
         self.gain = _gains(model, gain)
         self._X = np.zeros((_observer.X_ROWS, model.nv))
-        self._W = K.workspace(model.packed, _momentum.WIDTH)
+        self._data = Data(model)
+        self._W = self._data.momentum
         self._q = None                  # the last sample's q (for `wrench`); None before reset
         self._trapezoid = False
         self._zero = np.zeros(model.nv)
@@ -106,7 +106,8 @@ class MomentumObserver:
         external joint torques. ValueError naming the input (non-finite, wrong shape, a
         non-unit quaternion, dt not positive) leaves the observer at the previous sample."""
         m = self.model
-        if plain_state(m, q, v, tau) and type(dt) is float and 0.0 < dt < _INF and self._q is not None:
+        if plain_data(m, self._data, q, v, tau) is not None and type(dt) is float and 0.0 < dt < _INF \
+                and self._q is not None:
             if not _STEP.run(m.packed, q, v, tau, dt, self.gain, self._trapezoid, self._X, self._W):
                 self._q[:] = q
                 self._trapezoid = True
@@ -137,25 +138,24 @@ class MomentumObserver:
             raise RuntimeError("the observer has no sample yet: call reset(q, v[, tau]) first")
 
 
-def generalized_momentum(model, q, v, threads=None):
+def generalized_momentum(model, q, v, threads=None, data=None):
     """(p, beta): the generalized momentum p = M(q) v and beta = g(q) - C(q, v)^T v, the terms
     of the momentum balance pdot = tau - beta + tau_ext, from one compiled pass (no mass or
     Coriolis matrix; kernels/momentum.py). One state (nv,) each, or a batch (N, nv)."""
-    if plain(q, model.nq) and plain(v, model.nv):
+    d = plain_data(model, data, q, v)
+    if d is not None:
         p, beta = np.empty(model.nv), np.empty(model.nv)
-        if not _MOMENTUM.run(model.packed, q, v, p, beta, module_scratch(model, _momentum)):
+        if not _MOMENTUM.run(model.packed, q, v, p, beta, d.momentum):
             return p, beta
     q = vector(q, model.nq, "q")
     n = batch_size(q)
     v = vector(v, model.nv, "v", n)
     p, beta = np.empty(v.shape), np.empty(v.shape)
-    status = run(_momentum, "momentum", model, n, threads, q, v, p, beta) if n \
-        else _momentum.momentum(model.packed, q, v, p, beta, module_scratch(model, _momentum))
-    raise_status(model, status, dict(q=q, v=v))
+    call(_MOMENTUM, model, data, threads, n, (q, v, p, beta), dict(q=q, v=v))
     return p, beta
 
 
-def external_torques(model, q, v, tau, dt, gain, threads=None):
+def external_torques(model, q, v, tau, dt, gain, threads=None, data=None):
     """The momentum observer over a recorded trajectory: r (N, nv) at each of N consecutive
     samples (q (N, nq), v, tau (N, nv)), dt apart (a number, or the N - 1 intervals, e.g.
     np.diff of the timestamps); r[0] = 0. The same sampling as MomentumObserver (reset with
@@ -174,8 +174,7 @@ def external_torques(model, q, v, tau, dt, gain, threads=None):
     if not np.all(np.isfinite(tau)):
         raise ValueError(f"tau contains NaN or inf (batch row {int(np.flatnonzero(~np.isfinite(tau).all(1))[0])})")
     P, B = np.empty((n, model.nv)), np.empty((n, model.nv))
-    status = run(_momentum, "momentum", model, n, threads, q, v, P, B)
-    raise_status(model, status, dict(q=q, v=v))
+    call(_MOMENTUM, model, data, threads, n, (q, v, P, B), dict(q=q, v=v))
     R = np.empty((n, model.nv))
     bad = _observer.observer_run(P, B, tau, d, gains, R)
     if bad >= 0:
@@ -185,7 +184,7 @@ def external_torques(model, q, v, tau, dt, gain, threads=None):
 
 
 def estimate_wrench(model, q, frame, tau_ext, reference="local_world_aligned", damping=0.0, components="wrench",
-                    threads=None):
+                    threads=None, data=None):
     """The wrench F = [force; torque] at `frame` (its origin, axes of `reference`: world, local
     or local_world_aligned) whose joint torques J^T F best explain tau_ext (e.g. the observer's
     r): F minimises |J^T F - tau_ext|^2 + damping^2 |F|^2 (damped least squares; damping in the
@@ -198,7 +197,7 @@ def estimate_wrench(model, q, frame, tau_ext, reference="local_world_aligned", d
     lam = float(damping) if np.isscalar(damping) and not isinstance(damping, (str, bytes)) else float("nan")
     if not (np.isfinite(lam) and lam >= 0):
         raise ValueError(f"damping must be a finite number >= 0, got {damping!r}")
-    J = frame_jacobian(model, q, frame, reference, threads)
+    J = frame_jacobian(model, q, frame, reference, threads, data)
     n = J.shape[0] if J.ndim == 3 else 0
     r = vector(tau_ext, model.nv, "tau_ext", n)
     if not np.all(np.isfinite(r)):
@@ -228,4 +227,4 @@ def _finite_wrench(F):
     return F
 
 
-_STEP, _MOMENTUM = Direct(_observer.observer_step), Direct(_momentum.momentum)
+_STEP, _MOMENTUM = Direct(_observer.observer_step), Kernel(_momentum, "momentum")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .calling import Direct, batch_size, module_scratch, output, plain_state, raise_status, run, vector
+from .calling import Kernel, batch_size, call, output, plain_data, vector
 from .configuration import random_configuration
 from .kernels import regressor as _regressor
 
@@ -49,7 +49,7 @@ def inertial_parameter_names(model):
     return [f"{body}.{p}" for body in model.body_names for p in PARAMETERS]
 
 
-def joint_torque_regressor(model, q, v, a, threads=None, out=None):
+def joint_torque_regressor(model, q, v, a, threads=None, out=None, data=None):
     """Y(q, v, a), nv x 10 n_bodies (or N x nv x 10 n_bodies for a batch) with
     tau = Y @ inertial_parameters(model).ravel() + armature * a: column 10 b + k is the torque that
     parameter k of body b (PARAMETERS order, body b in model.body_names) produces per unit.
@@ -58,14 +58,15 @@ def joint_torque_regressor(model, q, v, a, threads=None, out=None):
     e.g. reused across batches: fresh memory is slow here (making and filling talos' 10000
     regressors, 1 GB, took 21-30 us a state on this VM, at times ten times more); on an error
     its contents are undefined."""
-    if out is None and plain_state(model, q, v, a):
+    d = plain_data(model, data, q, v, a)
+    if d is not None and out is None:
         Y = np.empty((model.nv, 10 * model.nb))
-        if not _REGRESSOR.run(model.packed, q, v, a, -1, Y, module_scratch(model, _regressor)):
+        if not _REGRESSOR.run(model.packed, q, v, a, -1, Y, d.regressor):
             return Y
-    return _regressor_of(model, -1, q, v, a, threads, out)
+    return _regressor_of(model, -1, q, v, a, threads, out, data)
 
 
-def _regressor_of(model, body, q, v, a, threads, out=None):
+def _regressor_of(model, body, q, v, a, threads, out=None, data=None):
     """The checked path of the regressor (body < 0) or of one body's ten columns."""
     q = vector(q, model.nq, "q")
     n = batch_size(q)
@@ -73,9 +74,7 @@ def _regressor_of(model, body, q, v, a, threads, out=None):
     a = vector(a, model.nv, "a", n)
     shape = q.shape[:-1] + (model.nv, 10 * (model.nb if body < 0 else 1))
     Y = output(out, shape)             # the kernel writes every entry, zeros included
-    status = run(_regressor, "regressor", model, n, threads, q, v, a, body, Y) if n \
-        else _regressor.regressor(model.packed, q, v, a, body, Y, module_scratch(model, _regressor))
-    raise_status(model, status, dict(q=q, v=v, a=a))
+    call(_REGRESSOR, model, data, threads, n, (q, v, a, body, Y), dict(q=q, v=v, a=a))
     return Y
 
 
@@ -104,11 +103,11 @@ class BaseParameters:
         """theta_base of standard parameters theta ((n_bodies, 10) or flat)."""
         return self.matrix @ np.asarray(theta, float).reshape(-1)
 
-    def regressor(self, model, q, v, a, threads=None):
+    def regressor(self, model, q, v, a, threads=None, data=None):
         """The base regressor Y[..., columns]: tau = Y_base theta_base + armature * a."""
-        return joint_torque_regressor(model, q, v, a, threads)[..., self.columns]
+        return joint_torque_regressor(model, q, v, a, threads, data=data)[..., self.columns]
 
-    def fit(self, model, q, v, a, tau, threads=None):
+    def fit(self, model, q, v, a, tau, threads=None, data=None):
         """Least squares of theta_base from measured samples (q (N, nq), v, a, tau (N, nv)):
         (theta_base, RMS residual [N m], condition number of the column-scaled base regressor).
         The model's armature times a is taken off tau first. ValueError naming a malformed input,
@@ -118,7 +117,7 @@ class BaseParameters:
             raise ValueError(f"these base parameters are of a model with {self.matrix.shape[1] // 10} bodies, "
                              f"not {model.nb}")
         armature = np.r_[np.zeros(model.joint_offset[1]), model.armature]
-        A = self.regressor(model, q, v, a, threads).reshape(n * model.nv, -1)
+        A = self.regressor(model, q, v, a, threads, data).reshape(n * model.nv, -1)
         y = (tau - armature * a).reshape(-1)
         norms = np.linalg.norm(A, axis=0)
         s = np.linalg.svd(A / np.where(norms > 0, norms, 1.0), compute_uv=False)
@@ -131,7 +130,7 @@ class BaseParameters:
         return values, float(np.sqrt(res @ res / len(y))), cond
 
 
-def base_parameters(model, samples=None, seed=0, tol=1e-8):
+def base_parameters(model, samples=None, seed=0, tol=1e-8, data=None):
     """The base parameters of the model (BaseParameters): the regressor is stacked over `samples`
     random states (joints within their limits, velocities and accelerations ~ N(0, 1); default
     enough for five rows per column), its columns scaled to unit norm and factored by QR in
@@ -148,7 +147,7 @@ def base_parameters(model, samples=None, seed=0, tol=1e-8):
     rng = np.random.default_rng(seed)
     q = np.atleast_2d(random_configuration(model, rng, n))
     v, a = rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
-    W = joint_torque_regressor(model, q, v, a).reshape(n * model.nv, ncol)
+    W = joint_torque_regressor(model, q, v, a, data=data).reshape(n * model.nv, ncol)
     return base_of_regressor(W, inertial_parameter_names(model), tol)
 
 
@@ -213,4 +212,4 @@ def _samples(model, q, v, a, tau):
     return (q, *out, n)
 
 
-_REGRESSOR = Direct(_regressor.regressor)
+_REGRESSOR = Kernel(_regressor, "regressor")

@@ -6,8 +6,8 @@ as rd`).
 """
 import numpy as np
 
-from .calling import (BOOL, NO_EXT, Direct, batch_size, drive, external_rows, frame_spec, fresh, output, plain,
-                      plain_state, raise_status, vector, workspace)
+from .calling import (BOOL, NO_EXT, Kernel, batch_size, call, external_rows, frame_spec, fresh, of, output, plain,
+                      plain_data, vector)
 from . import kernels as K
 from .kernels import aba as _aba
 from .kernels import coriolis as _coriolis
@@ -15,98 +15,91 @@ from .kernels import crba as _crba
 from .kernels import jacobian as _jacobian
 from .kernels import rnea as _rnea
 
-#: each algorithm's kernel module and its entry point
-KERNELS = {"rnea": (_rnea, _rnea.rnea), "crba": (_crba, _crba.crba), "coriolis": (_coriolis, _coriolis.coriolis),
-           "aba": (_aba, _aba.aba), "frame_jacobian": (_jacobian, _jacobian.frame_jacobian)}
-_RNEA, _CRBA, _CORIOLIS, _ABA, _JACOBIAN = (Direct(KERNELS[k][1]) for k in KERNELS)
-
-
-def _batch(name, model, n, threads, *args):
-    """Run this file's kernel `name` over n states (drive)."""
-    return drive(KERNELS[name][0], name, model, n, threads, lambda: getattr(workspace(model), name), *args)
+#: each algorithm's kernel (its module's entry point)
+KERNELS = {"rnea": Kernel(_rnea, "rnea"), "crba": Kernel(_crba, "crba"), "coriolis": Kernel(_coriolis, "coriolis"),
+           "aba": Kernel(_aba, "aba"), "frame_jacobian": Kernel(_jacobian, "frame_jacobian")}
+_RNEA, _CRBA, _CORIOLIS, _ABA, _JACOBIAN = KERNELS.values()
 
 
 # --- the algorithms -------------------------------------------------------------------------------
-def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None):
+def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None, data=None):
     """tau = M(q) a + C(q, v) v + g(q) - sum J^T f_ext (RNEA). external_wrenches maps a frame
     name to a wrench [force; torque] acting at the frame origin, in local_world_aligned axes,
     or to (wrench, reference) with reference world / local / local_world_aligned."""
-    if not external_wrenches and plain_state(model, q, v, a):
+    d = plain_data(model, data, q, v, a)
+    if d is not None and not external_wrenches:
         tau = np.empty(model.nv)
-        if not _RNEA.run(model.packed, q, v, a, NO_EXT, tau, (model.workspace or workspace(model)).rnea):
+        if not _RNEA.run(model.packed, q, v, a, NO_EXT, tau, d.rnea):
             return tau
     q = vector(q, model.nq, "q")
     n = batch_size(q)
     v = vector(v, model.nv, "v", n)
     a = vector(a, model.nv, "a", n)
-    ext = external_rows(model, external_wrenches, n)
+    ext = external_rows(model, of(model, data), external_wrenches, n)
     tau = fresh(q.shape[:-1] + (model.nv,))
-    status = _batch("rnea", model, n, threads, q, v, a, ext, tau) if n \
-        else _rnea.rnea(model.packed, q, v, a, ext, tau, workspace(model).rnea)
-    raise_status(model, status, dict(q=q, v=v, a=a, external_wrenches=ext[..., K.F_WRENCH:]))
+    call(_RNEA, model, data, threads, n, (q, v, a, ext, tau),
+         dict(q=q, v=v, a=a, external_wrenches=ext[..., K.F_WRENCH:]))
     return tau
 
 
-def gravity_torques(model, q, threads=None):
+def gravity_torques(model, q, threads=None, data=None):
     """g(q): the torques that hold the robot still against gravity."""
-    if plain(q, model.nq):
-        s = model.workspace or workspace(model)
+    d = plain_data(model, data, q)
+    if d is not None:
         tau = np.empty(model.nv)
-        if not _RNEA.run(model.packed, q, s.zero, s.zero, NO_EXT, tau, s.rnea):
+        if not _RNEA.run(model.packed, q, d.zero, d.zero, NO_EXT, tau, d.rnea):
             return tau
     q = np.asarray(q, dtype=np.float64)
     zero = np.zeros(q.shape[:-1] + (model.nv,))
-    return inverse_dynamics(model, q, zero, zero, threads=threads)
+    return inverse_dynamics(model, q, zero, zero, threads=threads, data=data)
 
 
-def bias_forces(model, q, v, threads=None):
+def bias_forces(model, q, v, threads=None, data=None):
     """C(q, v) v + g(q)."""
     if plain(v, model.nv):
-        return inverse_dynamics(model, q, v, workspace(model).zero)
+        return inverse_dynamics(model, q, v, of(model, data).zero, data=data)
     v = np.asarray(v, dtype=np.float64)
-    return inverse_dynamics(model, q, v, np.zeros(v.shape), threads=threads)
+    return inverse_dynamics(model, q, v, np.zeros(v.shape), threads=threads, data=data)
 
 
-def mass_matrix(model, q, threads=None, out=None):
+def mass_matrix(model, q, threads=None, out=None, data=None):
     """M(q), joint-space inertia with armature on the diagonal (CRBA). out: an array to fill and
     return instead of a fresh one (nv x nv, or N x nv x nv: fresh memory is much of a large batch's
     cost, as for the derivatives)."""
-    if plain(q, model.nq):
+    d = plain_data(model, data, q)
+    if d is not None:
         M = np.empty((model.nv, model.nv)) if out is None else output(out, (model.nv, model.nv))
-        if not _CRBA.run(model.packed, q, M, (model.workspace or workspace(model)).crba):
+        if not _CRBA.run(model.packed, q, M, d.crba):
             return M
     q = vector(q, model.nq, "q")
     n = batch_size(q)
     M = output(out, q.shape[:-1] + (model.nv, model.nv))
-    status = _batch("crba", model, n, threads, q, M) if n \
-        else _crba.crba(model.packed, q, M, workspace(model).crba)
-    raise_status(model, status, dict(q=q))
+    call(_CRBA, model, data, threads, n, (q, M), dict(q=q))
     return M
 
 
-def coriolis_matrix(model, q, v, threads=None):
+def coriolis_matrix(model, q, v, threads=None, data=None):
     """C(q, v) with C v the Coriolis and centrifugal torques and Mdot - 2C skew-symmetric."""
-    if plain(q, model.nq) and plain(v, model.nv):
+    d = plain_data(model, data, q, v)
+    if d is not None:
         C = np.empty((model.nv, model.nv))
-        if not _CORIOLIS.run(model.packed, q, v, C, (model.workspace or workspace(model)).coriolis):
+        if not _CORIOLIS.run(model.packed, q, v, C, d.coriolis):
             return C
     q = vector(q, model.nq, "q")
     n = batch_size(q)
     v = vector(v, model.nv, "v", n)
     C = fresh(q.shape[:-1] + (model.nv, model.nv))
-    status = _batch("coriolis", model, n, threads, q, v, C) if n \
-        else _coriolis.coriolis(model.packed, q, v, C, workspace(model).coriolis)
-    raise_status(model, status, dict(q=q, v=v))
+    call(_CORIOLIS, model, data, threads, n, (q, v, C), dict(q=q, v=v))
     return C
 
 
-def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None):
+def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None, data=None):
     """qdd = M^-1 (tau + sum J^T f_ext - C v - g), by the articulated-body algorithm (models with
     mimic joints, whose coordinates are coupled: RNEA, CRBA and a Cholesky solve)."""
-    s = model.workspace or workspace(model)
-    if not external_wrenches and plain_state(model, q, v, tau):
+    d = plain_data(model, data, q, v, tau)
+    if d is not None and not external_wrenches:
         qdd = np.empty(model.nv)    # tau is only read: nothing is known
-        if not _ABA.run(model.packed, q, v, s.nothing_known, qdd, tau, NO_EXT, s.aba):
+        if not _ABA.run(model.packed, q, v, d.nothing_known, qdd, tau, NO_EXT, d.aba):
             return qdd
     q = vector(q, model.nq, "q")
     n = batch_size(q)
@@ -115,20 +108,21 @@ def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None):
     if not tau.flags.writeable:     # only read here, but aba is compiled for hybrid_dynamics' writeable tau
         tau = tau.copy()
     qdd = fresh(v.shape)
-    _solve_hybrid(model, q, v, s.nothing_known.reshape(1, -1) if n else s.nothing_known, qdd, tau,
-            external_wrenches, threads)
+    nothing = of(model, data).nothing_known
+    _solve_hybrid(model, data, q, v, nothing.reshape(1, -1) if n else nothing, qdd, tau, external_wrenches, threads)
     return qdd
 
 
-def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches=None, threads=None):
+def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches=None, threads=None, data=None):
     """Solve M qdd + b = tau where acceleration_known[k] says qdd[k] is given (tau[k] is
     sought) and otherwise tau[k] is given (qdd[k] is sought). Returns complete (qdd, tau).
     For a batch, the mask is one per state or one for all."""
     nv = model.nv
-    if not external_wrenches and plain(q, model.nq) and plain(v, nv) and plain(acceleration_known, nv, BOOL, (1,)) \
-            and plain(qdd, nv) and plain(tau, nv):
+    d = plain_data(model, data, q, v)
+    if d is not None and not external_wrenches and plain(acceleration_known, nv, BOOL, (1,)) and plain(qdd, nv) \
+            and plain(tau, nv):
         qdd, tau = qdd.copy(), tau.copy()
-        if not _ABA.run(model.packed, q, v, acceleration_known, qdd, tau, NO_EXT, (model.workspace or workspace(model)).aba):
+        if not _ABA.run(model.packed, q, v, acceleration_known, qdd, tau, NO_EXT, d.aba):
             return qdd, tau
     q = vector(q, model.nq, "q")
     n = batch_size(q)
@@ -140,59 +134,56 @@ def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches
     known = np.ascontiguousarray(known.reshape(1, nv) if n and known.ndim == 1 else known)
     qdd = vector(qdd, nv, "qdd", n).copy()
     tau = vector(tau, nv, "tau", n).copy()
-    _solve_hybrid(model, q, v, known, qdd, tau, external_wrenches, threads)
+    _solve_hybrid(model, data, q, v, known, qdd, tau, external_wrenches, threads)
     return qdd, tau
 
 
-def _solve_hybrid(model, q, v, known, qdd, tau, external_wrenches, threads):
-    """The `aba` kernel on checked arrays: writes qdd where unknown and tau where known."""
+def _solve_hybrid(model, data, q, v, known, qdd, tau, external_wrenches, threads):
+    """The `aba` kernel on checked arrays: writes qdd where unknown and tau where known; an error
+    names the given input at fault (qdd where known, tau elsewhere)."""
     n = batch_size(q)
-    ext = external_rows(model, external_wrenches, n)
-    status = _batch("aba", model, n, threads, q, v, known, qdd, tau, ext) if n \
-        else _aba.aba(model.packed, q, v, known, qdd, tau, ext, workspace(model).aba)
-    if np.any(status):      # name the given input at fault: qdd where known, tau elsewhere
-        raise_status(model, status, dict(q=q, v=v, qdd=np.where(known, qdd, 0.0), tau=np.where(known, 0.0, tau),
-                                          external_wrenches=ext[..., K.F_WRENCH:]))
+    ext = external_rows(model, of(model, data), external_wrenches, n)
+    call(_ABA, model, data, threads, n, (q, v, known, qdd, tau, ext),
+         lambda: dict(q=q, v=v, qdd=np.where(known, qdd, 0.0), tau=np.where(known, 0.0, tau),
+                      external_wrenches=ext[..., K.F_WRENCH:]))
 
 
-def _frame_kernel(model, q, frame, reference, threads):
+def _frame_kernel(model, data, q, frame, reference, threads):
     q = vector(q, model.nq, "q")
     n = batch_size(q)
-    spec = frame_spec(model, frame, reference)
+    spec = frame_spec(model, of(model, data), frame, reference)
     J = fresh(q.shape[:-1] + (6, model.nv))
     H = np.empty(q.shape[:-1] + (4, 4))
-    status = _batch("frame_jacobian", model, n, threads, q, spec, J, H) if n \
-        else _jacobian.frame_jacobian(model.packed, q, spec, J, H, workspace(model).frame_jacobian)
-    raise_status(model, status, dict(q=q))
+    call(_JACOBIAN, model, data, threads, n, (q, spec, J, H), dict(q=q))
     return J, H
 
 
-def frame_placement(model, q, frame, threads=None):
+def frame_placement(model, q, frame, threads=None, data=None):
     """4x4 homogeneous transform of a frame (link or joint name) in the world."""
-    if plain(q, model.nq):
-        s = model.workspace or workspace(model)
-        spec = s.specs.get((frame, "world"))
+    d = plain_data(model, data, q)
+    if d is not None:
+        spec = d.frame_specs.get((frame, "world"))
         H = np.empty((4, 4))
-        if spec is not None and not _JACOBIAN.run(model.packed, q, spec, s.J, H, s.frame_jacobian):
+        if spec is not None and not _JACOBIAN.run(model.packed, q, spec, d.J, H, d.jacobian):
             return H
-    return _frame_kernel(model, q, frame, "world", threads)[1]
+    return _frame_kernel(model, data, q, frame, "world", threads)[1]
 
 
-def frame_jacobian(model, q, frame, reference="local_world_aligned", threads=None):
+def frame_jacobian(model, q, frame, reference="local_world_aligned", threads=None, data=None):
     """6 x nv Jacobian of a frame, rows [linear; angular], in the given reference."""
-    if plain(q, model.nq):
-        s = model.workspace or workspace(model)
-        spec = s.specs.get((frame, reference))
+    d = plain_data(model, data, q)
+    if d is not None:
+        spec = d.frame_specs.get((frame, reference))
         J = np.empty((6, model.nv))
-        if spec is not None and not _JACOBIAN.run(model.packed, q, spec, J, s.H, s.frame_jacobian):
+        if spec is not None and not _JACOBIAN.run(model.packed, q, spec, J, d.H, d.jacobian):
             return J
-    return _frame_kernel(model, q, frame, reference, threads)[0]
+    return _frame_kernel(model, data, q, frame, reference, threads)[0]
 
 
-def wrench_to_joint_torques(model, q, frame, wrench, reference="local_world_aligned", threads=None):
+def wrench_to_joint_torques(model, q, frame, wrench, reference="local_world_aligned", threads=None, data=None):
     """tau = J^T F (Lynch and Park, Modern Robotics, ch. 5 statics): the joint torques equivalent to a wrench F [force; torque]
     acting at the frame origin, F given in the same reference as the Jacobian."""
-    J = frame_jacobian(model, q, frame, reference, threads)
+    J = frame_jacobian(model, q, frame, reference, threads, data)
     if J.ndim == 2 and plain(wrench, 6):
         return wrench @ J
     F = vector(wrench, 6, "wrench", J.shape[0] if J.ndim == 3 else 0)

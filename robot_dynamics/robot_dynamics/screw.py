@@ -62,7 +62,7 @@ class ScrewAxes(NamedTuple):
         return J
 
 
-def screw_axes(model, frame, q_ref=None):
+def screw_axes(model, frame, q_ref=None, data=None):
     """ScrewAxes (M, S, B, q_ref, chain) of a frame at q_ref (default: the neutral configuration).
     ValueError naming the joint if a floating or planar joint, or a coordinate that moves two
     joints (a mimic pair), lies on the chain to the frame."""
@@ -86,7 +86,7 @@ def screw_axes(model, frame, q_ref=None):
                              "moved by one coordinate (mimic): no single screw axis per coordinate")
         owner[k] = name
         chain.append(k)
-    M = frame_placement(model, q_ref, frame)
-    S = frame_jacobian(model, q_ref, frame, "world")
+    M = frame_placement(model, q_ref, frame, data=data)
+    S = frame_jacobian(model, q_ref, frame, "world", data=data)
     B = Ad(inverse(M)) @ S
     return ScrewAxes(M, S, B, q_ref, tuple(chain))

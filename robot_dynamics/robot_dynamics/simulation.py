@@ -49,7 +49,7 @@ class Simulation(NamedTuple):
 
 
 def simulate(model, q0, v0, dt, steps, tau=None, external_wrenches=None, contacts=(), integrator="rk4",
-             loops=(), baumgarte=None, threads=None):
+             loops=(), baumgarte=None, threads=None, data=None):
     """Simulation (times, q, v) of `steps` steps of length dt from (q0, v0): see the module docstring."""
     if integrator not in INTEGRATORS:
         raise ValueError(f"integrator must be one of {', '.join(INTEGRATORS)}, got {integrator!r}")
@@ -62,16 +62,16 @@ def simulate(model, q0, v0, dt, steps, tau=None, external_wrenches=None, contact
     n = _call.batch_size(q0)
     v0 = _call.vector(v0, model.nv, "v0", n)
     try:        # the initial state checked as forward dynamics checks it (finite, unit quaternions, M > 0)
-        forward_dynamics(model, q0, v0, np.zeros(v0.shape))
+        forward_dynamics(model, q0, v0, np.zeros(v0.shape), data=data)
     except ValueError as e:
         raise type(e)(f"the initial state (q0, v0): {e}") from None
     times = dt * np.arange(steps + 1)
     method = INTEGRATORS[integrator]
     if not callable(tau) and not callable(external_wrenches) and not contacts and not loops:
-        Q, V = _compiled(model, q0, v0, dt, steps, _torques(model, tau, steps, n), external_wrenches, method,
+        Q, V = _compiled(model, data, q0, v0, dt, steps, _torques(model, tau, steps, n), external_wrenches, method,
                          times, threads)
     else:
-        Q, V = _stepped(model, q0, v0, dt, steps, tau, external_wrenches, contacts, loops, baumgarte, method,
+        Q, V = _stepped(model, data, q0, v0, dt, steps, tau, external_wrenches, contacts, loops, baumgarte, method,
                         times, threads)
     return Simulation(times, Q, V)
 
@@ -108,35 +108,28 @@ def _failure(model, status, Q, step, times, where=""):
         raise type(e)(prefix + str(e)) from None
 
 
-def _compiled(model, q0, v0, dt, steps, TAU, external_wrenches, method, times, threads):
+def _compiled(model, data, q0, v0, dt, steps, TAU, external_wrenches, method, times, threads):
     n = _call.batch_size(q0)
-    ext = _call.external_rows(model, external_wrenches, 0)
+    ext = _call.external_rows(model, _call.of(model, data), external_wrenches, 0)
     N = max(n, 1)
     Q0, V0 = q0.reshape(N, model.nq), v0.reshape(N, model.nv)
     Q, V = np.empty((N, steps + 1, model.nq)), np.empty((N, steps + 1, model.nv))
-    nthreads = _call.thread_count(N, threads)
-    if nthreads > 1:
-        status, failed = _sim.trajectory_batch(model.packed, Q0, V0, TAU, ext, dt, method, Q, V, nthreads)
-    else:
-        status, failed = np.zeros(N, np.int64), np.zeros(N, np.int64)
-        _sim.trajectory_rows(model.packed, Q0, V0, TAU, ext, dt, method, Q, V, status, failed, 0, N,
-                             *_scratch(model))
-    bad = np.flatnonzero(status)
-    if len(bad):
-        row, step = int(bad[0]), int(failed[bad[0]])
+    failed = np.zeros((N, 1), np.int64)
+
+    def failure(model, status, inputs):
+        row = int(np.flatnonzero(status)[0])
+        step = int(failed[row, 0])
         _failure(model, int(status[row]), Q[row, step], step, times, f" (batch row {row})" if n else "")
+    _call.call(_SIMULATION, model, data, threads, N, (Q0, V0, TAU, ext, float(dt), method, Q, V, failed), None,
+               error=failure)
     return (Q, V) if n else (Q[0], V[0])
 
 
-def _scratch(model):
-    buffers = (model.workspace or _call.workspace(model)).scratch
-    s = buffers.get("simulate")
-    if s is None:
-        s = buffers["simulate"] = _sim.scratch(model.packed, model.nq, model.nv)
-    return s
+_SIMULATION = _call.Kernel(_sim, "simulation")
 
 
-def _stepped(model, q0, v0, dt, steps, tau, external_wrenches, contacts, loops, baumgarte, method, times, threads):
+def _stepped(model, data, q0, v0, dt, steps, tau, external_wrenches, contacts, loops, baumgarte, method, times,
+             threads):
     """The same methods as the compiled loop, a library call per stage (callables, contacts)."""
     n = _call.batch_size(q0)
     TAU = None if callable(tau) else _torques(model, tau, steps, n)
@@ -154,11 +147,11 @@ def _stepped(model, q0, v0, dt, steps, tau, external_wrenches, contacts, loops, 
         u = torques(t, s, q, v)
         ext = external_wrenches(t, q, v) if callable(external_wrenches) else external_wrenches
         if not (contacts or loops):
-            return forward_dynamics(model, q, v, u, ext, threads=threads)
+            return forward_dynamics(model, q, v, u, ext, threads=threads, data=data)
         for frame, value in (ext or {}).items():
             wrench, reference = value if isinstance(value, tuple) else (value, "local_world_aligned")
-            u = u + wrench_to_joint_torques(model, q, frame, wrench, reference)
-        return constrained_forward_dynamics(model, q, v, u, contacts, loops, baumgarte, threads)[0]
+            u = u + wrench_to_joint_torques(model, q, frame, wrench, reference, data=data)
+        return constrained_forward_dynamics(model, q, v, u, contacts, loops, baumgarte, threads, data)[0]
 
     shape = q0.shape[:-1]
     Q, V = np.empty(shape + (steps + 1, model.nq)), np.empty(shape + (steps + 1, model.nv))
@@ -203,7 +196,8 @@ def _rate(model, theta, v):
     return out.reshape(np.shape(theta))
 
 
-def spring_damper_floor(model, frames, stiffness=1.0e4, damping=1.0e3, friction=None, mu=None, height=0.0):
+def spring_damper_floor(model, frames, stiffness=1.0e4, damping=1.0e3, friction=None, mu=None, height=0.0,
+                        data=None):
     """The floor of Kajita et al., Humanoid Robots, section 6.3.4, as an external-wrench callable
     for `simulate`: each frame's origin below the plane z = height gets the force
     f = [-D_t v_x, -D_t v_y, -K (z - height) - D v_z] at that origin (world axes), v the origin's
@@ -223,8 +217,9 @@ def spring_damper_floor(model, frames, stiffness=1.0e4, damping=1.0e3, friction=
     def wrenches(t, q, v):
         out = {}
         for f in frames:
-            p = frame_placement(model, q, f)[..., :3, 3]
-            vel = np.einsum("...ij,...j->...i", frame_jacobian(model, q, f, "local_world_aligned")[..., :3, :], v)
+            p = frame_placement(model, q, f, data=data)[..., :3, 3]
+            vel = np.einsum("...ij,...j->...i", frame_jacobian(model, q, f, "local_world_aligned", data=data)[..., :3, :],
+                            v)
             below = p[..., 2] < z0
             fz = np.where(below, -K * (p[..., 2] - z0) - D * vel[..., 2], 0.0)
             ft = np.where(below[..., None], -Dt * vel[..., :2], 0.0)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .calling import drive, raise_status, vector, workspace
+from .calling import Kernel, call, vector
 from .kernels import reachability as _ra
 from .kernels import rnea as _rnea
 from .kernels.common import EXT_COLS
@@ -130,7 +130,8 @@ def _speed(value, name):
 
 
 def time_parameterize(model, s, q, dq_ds, d2q_ds2, velocity_limits=None, acceleration_limits=None,
-                      effort_limits=None, start_speed=0.0, end_speed=0.0, threads=1, discretization="collocation"):
+                      effort_limits=None, start_speed=0.0, end_speed=0.0, threads=1, discretization="collocation",
+                      data=None):
     """The fastest timing of the path (s, q, dq_ds, d2q_ds2 at N + 1 gridpoints) within the joint
     velocity, acceleration and effort limits (each a number or one per joint, +inf for none;
     velocity and effort default to the URDF's, acceleration to none), from path speed
@@ -150,7 +151,7 @@ def time_parameterize(model, s, q, dq_ds, d2q_ds2, velocity_limits=None, acceler
     x_start, x_end = _speed(start_speed, "start_speed") ** 2, _speed(end_speed, "end_speed") ** 2
     n1, nv = q.shape
     N = n1 - 1
-    c, a, b = _coefficients(model, q, dq, ddq, threads)
+    c, a, b = _coefficients(model, q, dq, ddq, threads, data)
     limited = (np.flatnonzero(effort < np.inf), np.flatnonzero(accel < np.inf))
     row_joint = np.concatenate(limited)
     row_kind = np.repeat(np.array([_ra.EFFORT, _ra.ACCELERATION]), [len(limited[0]), len(limited[1])])
@@ -196,7 +197,7 @@ def _segment_ends(rows, ds):
     return out
 
 
-def _coefficients(model, q, dq, ddq, threads):
+def _coefficients(model, q, dq, ddq, threads, data):
     """g, M q' and M q'' + C(q, q') q' at every gridpoint: one RNEA batch of the three states
     (q, 0, 0), (q, 0, q'), (q, q', q'') per gridpoint (the inputs are checked already)."""
     n1, nv = q.shape
@@ -205,12 +206,12 @@ def _coefficients(model, q, dq, ddq, threads):
     V[:2 * n1], V[2 * n1:] = 0.0, dq
     A[:n1], A[n1:2 * n1], A[2 * n1:] = 0.0, dq, ddq
     tau = np.empty((3 * n1, nv))
-    status = drive(_rnea, "rnea", model, 3 * n1, threads, lambda: workspace(model).rnea, Q, V, A,
-                   np.zeros((3 * n1, 0, EXT_COLS)), tau)
-    if status.any():
-        raise_status(model, status, dict(q=Q, v=V, a=A))
+    call(_RNEA, model, data, threads, 3 * n1, (Q, V, A, np.zeros((3 * n1, 0, EXT_COLS)), tau), dict(q=Q, v=V, a=A))
     c = tau[:n1]
     return c, tau[n1:2 * n1] - c, tau[2 * n1:] - c
+
+
+_RNEA = Kernel(_rnea, "rnea")
 
 
 class _Problem:

@@ -221,7 +221,7 @@ class TrajectoryCheck:
     effort_limits: np.ndarray = field(default=None, repr=False)
 
 
-def check_trajectory(model, times, q, v, a, effort_limits=None, threads=None):
+def check_trajectory(model, times, q, v, a, effort_limits=None, threads=None, data=None):
     """The inverse dynamics of a timed trajectory at its points (times (N,), increasing; q, v, a
     (N, nq / nv)) against the effort limits (a number or one per joint, +inf for none; default
     the URDF's): a TrajectoryCheck."""
@@ -238,7 +238,7 @@ def check_trajectory(model, times, q, v, a, effort_limits=None, threads=None):
         raise ValueError(f"times must increase: times[{k}] = {float(times[k])!r} follows times[{k - 1}] = {float(times[k - 1])!r}")
     q, v, a = vector(q, model.nq, "q", n), vector(v, model.nv, "v", n), vector(a, model.nv, "a", n)
     limits = limit_vector(model, effort_limits, "effort_limits", model.effort_limits)
-    tau = inverse_dynamics(model, q, v, a, threads=threads)
+    tau = inverse_dynamics(model, q, v, a, threads=threads, data=data)
     ratio = np.abs(tau) / limits
     peak_row = np.argmax(ratio, axis=0)
     peak = ratio[peak_row, np.arange(model.nv)]

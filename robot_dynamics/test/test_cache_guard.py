@@ -36,6 +36,19 @@ def mass_matrix(root):
     return np.array(eval(out.stdout))
 
 
+BATCH = """
+import numpy as np
+from robot_dynamics import dynamics as rd, load_urdf
+from robot_dynamics.kernels import batch
+model = load_urdf({urdf!r})
+q = np.tile(np.linspace(-1.0, 1.0, 6), (9, 1))
+rd.mass_matrix(model, q, threads=1)             # in lanes
+rd.coriolis_matrix(model, q, q, threads=1)      # state by state
+print(sum(sum(f.stats.cache_misses.values()) for f in (batch.rows, batch.in_lanes)),
+      sum(sum(f.stats.cache_hits.values()) for f in (batch.rows, batch.in_lanes)))
+"""
+
+
 def swap_columns(root):
     """Swap two of Model.packed's columns in layout.py (their names and their entries in the
     table): the kernels must read them afresh."""
@@ -69,3 +82,16 @@ def test_without_the_guard_the_cache_would_be_stale(copy):
         sys.path.remove(str(copy))
     (copy / "robot_dynamics" / "kernels" / "__pycache__" / guard.STAMP).write_text(digest)
     assert not np.array_equal(mass_matrix(copy), before)
+
+
+def test_the_batch_driver_is_loaded_from_the_cache_in_a_new_process(copy):
+    """The one batch driver takes each kernel as a marker of a stable type (kernels/batch.py): a
+    second process loads what the first compiled (a jitted function as an argument would miss)."""
+    env = dict(os.environ, PYTHONPATH=str(copy))
+    env.pop("NUMBA_CACHE_DIR", None)
+    script = BATCH.format(urdf=os.path.join(REPO, "urdf", "puma560.urdf"))
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, cwd=copy, capture_output=True, text=True,
+                           timeout=600, check=True).stdout.split() for _ in range(2)]
+    misses, hits = zip(*[(int(run[0]), int(run[1])) for run in runs])
+    assert misses[0] >= 2 and hits[0] == 0      # compiled: in_lanes (CRBA), rows (Coriolis)
+    assert misses[1] == 0 and hits[1] >= 2      # loaded

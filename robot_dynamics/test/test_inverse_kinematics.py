@@ -94,9 +94,8 @@ def test_unreachable_targets_report_non_convergence():
 
 
 def test_the_solver_reads_only_what_it_wrote():
-    """The model's scratch filled with NaN beforehand changes nothing (a trial q once read past its
-    nq entries in the 6-wide scratch of the 2-link arm: garbage there rejected every step)."""
-    from robot_dynamics.inverse_kinematics import _scratch
+    """The solver's scratch (its Data's) filled with NaN beforehand changes nothing (a trial q once read
+    past its nq entries in the 6-wide scratch of the 2-link arm: garbage there rejected every step)."""
     for name, frame, target, seed in (("two_link", "tip", [2.5, 0.0, 0.0], [0.3, 0.3]),
                                       ("two_link", "tip", [1.2, 0.0, 0.4], [0.3, 0.3]),
                                       ("puma560", "tool0", None, None)):
@@ -104,10 +103,11 @@ def test_the_solver_reads_only_what_it_wrote():
         if target is None:
             q = rd.random_configuration(model, np.random.default_rng(19))
             target, seed = rd.frame_placement(model, q, frame), q + 0.1
-        clean = rd.inverse_kinematics(model, frame, target, seed, restarts=0)
-        for array in _scratch(model):
+        data = rd.Data(model)
+        clean = rd.inverse_kinematics(model, frame, target, seed, restarts=0, data=data)
+        for array in data.ik:
             array[...] = np.nan
-        dirty = rd.inverse_kinematics(model, frame, target, seed, restarts=0)
+        dirty = rd.inverse_kinematics(model, frame, target, seed, restarts=0, data=data)
         assert np.array_equal(clean.q, dirty.q) and clean.iterations == dirty.iterations
 
 

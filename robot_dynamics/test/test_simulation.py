@@ -178,14 +178,13 @@ def test_batches_callables_and_the_compiled_loop_agree():
 
 
 def test_the_compiled_loop_reads_only_what_it_wrote():
-    """The model's simulation scratch filled with NaN beforehand changes nothing."""
-    from robot_dynamics.simulation import _scratch
+    """The simulation's scratch (its Data's) filled with NaN beforehand changes nothing."""
     for model in (load_urdf(PENDULUM.format(l=1.0, m=1.0, i=1e-3)), load_urdf(URDFS["biped"], floating_base=True)):
-        q0, v0 = rd.neutral(model), np.linspace(-1, 1, model.nv)
-        clean = rd.simulate(model, q0, v0, 1e-3, 20)
-        for array in _scratch(model)[:2]:
+        q0, v0, data = rd.neutral(model), np.linspace(-1, 1, model.nv), rd.Data(model)
+        clean = rd.simulate(model, q0, v0, 1e-3, 20, data=data)
+        for array in data.simulate[:2]:
             array[...] = np.nan
-        dirty = rd.simulate(model, q0, v0, 1e-3, 20)
+        dirty = rd.simulate(model, q0, v0, 1e-3, 20, data=data)
         assert np.array_equal(clean.q, dirty.q) and np.array_equal(clean.v, dirty.v)
 
 

@@ -55,6 +55,30 @@ def test_fast_and_general_paths_agree(pair):
         np.testing.assert_allclose(call(q[None], v[None], a[None])[0], fast, rtol=1e-14, atol=1e-14, err_msg=name)
 
 
+def test_a_plain_array_of_the_wrong_length_is_refused_as_before(pair):
+    """The fast paths leave the lengths to the kernels (calling.plain_data): a plain float64 array
+    one entry short or long gets the checked path's error naming it."""
+    m = pair.model
+    q, v, a = pair.random_state(np.random.default_rng(9))
+    frame = m.frame_names[-1]
+    calls = {"qva": [lambda q, v, a: rd.inverse_dynamics(m, q, v, a), lambda q, v, a: rd.forward_dynamics(m, q, v, a),
+                     lambda q, v, a: rd.joint_torque_regressor(m, q, v, a),
+                     lambda q, v, a: rd.inverse_dynamics_derivatives(m, q, v, a)],
+             "qv": [lambda q, v, a: rd.coriolis_matrix(m, q, v), lambda q, v, a: rd.generalized_momentum(m, q, v),
+                    lambda q, v, a: rd.centroidal_state(m, q, v), lambda q, v, a: rd.frame_velocity(m, q, v, frame)],
+             "q": [lambda q, v, a: rd.gravity_torques(m, q), lambda q, v, a: rd.mass_matrix(m, q),
+                   lambda q, v, a: rd.frame_jacobian(m, q, frame), lambda q, v, a: rd.frame_placement(m, q, frame),
+                   lambda q, v, a: rd.center_of_mass(m, q)]}
+    for used, group in calls.items():
+        for call in group:
+            call(q, v, a)               # the fast path is bound
+            for name in used:
+                x = dict(q=q, v=v, a=a)[name]
+                for wrong in (x[:-1].copy(), np.append(x, 0.0)):
+                    with pytest.raises(ValueError, match=r"^(q|v|a|tau) must have shape"):
+                        call(**dict(dict(q=q, v=v, a=a), **{name: wrong}))
+
+
 def test_fast_path_leaves_inputs_alone(pair):
     m = pair.model
     q, v, a = pair.random_state(np.random.default_rng(8))

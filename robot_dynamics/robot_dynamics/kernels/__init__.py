@@ -14,6 +14,7 @@
     ltdl        M = L^T D L keeping the branch-induced sparsity, and solves with it
     aba_derivatives   d qdd / dq, d qdd / dv and M^-1
     psd         least-norm solutions of positive semi-definite systems (pivoted Cholesky)
+    cholesky    the dense Cholesky factorization the others use
     constraints contacts and loop closures as rows: their Jacobians, drifts and position errors
     constrained constrained forward dynamics (Kim eqs. 67-69), J and Jdot v alone
     constrained_inverse  constrained inverse dynamics with passive coordinates (Kim eqs. 56-66)
@@ -30,34 +31,36 @@
 
 beside what they share: spatial (tuple algebra), lie (exp, log and their Jacobians on SO(3), SE(3),
 SE(2)), trig (sine and cosine), columns (the workspace tables, laid out by ..layout.layout), common
-(status codes, the model's columns, input checks, scratch memory, batch chunks), jit (the numba
-decorators), cache (the guard that keeps numba's cache from going stale), and for batches across
-SIMD lanes: lanes (LaneVec, L doubles in one register), access (the accessors that read one state
-or L lanes) and blocks (lane-last blocks: gather, scatter, scratch); `<name>_lanes` runs a batch L
-states at a time.
+(status codes, the model's columns, input checks, scratch rows, batch chunks), jit (the numba
+decorators), cache (the guard that keeps numba's cache from going stale), batch (the one batch
+driver), and for batches across SIMD lanes: lanes (LaneVec, L doubles in one register), access (the
+accessors that read one state or L lanes) and blocks (lane-last blocks: gather, scatter, scratch).
 
 Each algorithm is one per-state function over a workspace W (a row of scratch per body, its
-columns named in the algorithm's module) that is also the single-state entry point; `<name>_rows`
-runs it over rows lo..hi of 2-D inputs on one thread with one workspace, `<name>_batch` splits a
-batch over nthreads (prange over chunks, a workspace each; the thread count is an argument so
-that `cache=True` holds). One thread goes straight to `_rows`: calling a parallel function, even
-on a path without a parallel region, made a batch several times slower here.
+columns named in the algorithm's module; `workspace(model)` there makes it) that is also the
+single-state entry point, and, for batches across lanes, a lane step `<name>_lanes` (the same
+passes on L states). Its module declares it to the batch drivers (`batch.Algorithm`: the entry
+point, the role of each argument, the lane step), which run it over the rows of a batch on one
+thread (`batch.rows`, `batch.in_lanes`) or over threads (`batch.batch`: prange over chunks, a copy
+of the workspace each; the thread count is an argument so that `cache=True` holds). One thread goes
+straight to the one-thread drivers: calling a parallel function, even on a path without a parallel
+region, made a batch several times slower here.
 
 Kernels take and return the user's coordinates: a joint reads its q and v through the model's
 source/scale columns (mimic joints follow their leader) and adds its torque, times its scale, to
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
-from . import (aba, aba_derivatives, access, assembly, blocks, cache, centroidal, columns, common, configuration,
-               constrained, constrained_hybrid, constrained_inverse, constraints, coriolis, crba, frame_motion, hybrid,
-               ik, interpolation, jacobian, jit, kinematics, lanes, lie, ltdl, momentum, observer, placements, psd,
-               reachability, regressor, rnea, rnea_derivatives, simulate, spatial, trig)
+from . import (aba, aba_derivatives, access, assembly, batch, blocks, cache, centroidal, cholesky, columns, common,
+               configuration, constrained, constrained_hybrid, constrained_inverse, constraints, coriolis, crba,
+               frame_motion, hybrid, ik, interpolation, jacobian, jit, kinematics, lanes, lie, ltdl, momentum, observer,
+               placements, psd, reachability, regressor, rnea, rnea_derivatives, simulate, spatial, trig)
 from .blocks import lane_scratch  # noqa: F401
 from .lanes import Lanes  # noqa: F401
 from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WRENCH, FRAME_COLS,  # noqa: F401
-                     LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD, workspace)
+                     LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD)
 
-MODULES = (aba, aba_derivatives, access, assembly, blocks, centroidal, columns, common, configuration, constrained,
-           constrained_hybrid, constrained_inverse, constraints, coriolis, crba, frame_motion, hybrid, ik,
+MODULES = (aba, aba_derivatives, access, assembly, batch, blocks, centroidal, cholesky, columns, common, configuration,
+           constrained, constrained_hybrid, constrained_inverse, constraints, coriolis, crba, frame_motion, hybrid, ik,
            interpolation, jacobian, jit, kinematics, lanes, lie, ltdl, momentum, observer, placements, psd,
            reachability, regressor, rnea, rnea_derivatives, simulate, spatial, trig)
 cache.guard(MODULES)

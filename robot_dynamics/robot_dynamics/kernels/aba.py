@@ -15,19 +15,19 @@ qdd_u = D^-1 (u - U^T a'), a = a' + S_u qdd_u, and tau_k = S_k^T (Ia a + pA) + a
 One coordinate keeps 1 / D; several keep D = L L^T, Y = U L^-T and z = L^-1 u (`project`).
 Ia is kept symmetric: its upper triangle (21 numbers).
 """
-import numpy as np
 
-from ..layout import ARMATURE, JTYPE, MIMIC, PRISMATIC
+from ..layout import ARMATURE, JTYPE, MIMIC, NQ, NV, PRISMATIC
+from .batch import Algorithm
 from .access import add, at, at1, first, put, put1, sub
-from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
+from .blocks import finite_block
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import (EXT_COLS, F_BODY, INPUT_LIMIT, NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, chunk, fail,
-                     finite, ndofs, parent, root_acceleration, usable, usable_given, usable_rows, user_v, workspace)
+from .common import (F_BODY, INPUT_LIMIT, NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, body_rows, fail, finite,
+                     ndofs, parent, root_acceleration, sized, usable, usable_given, usable_rows, user_v)
 from .hybrid import WIDTH as REDUCED_WIDTH
 from .hybrid import reduced_hybrid
-from .jit import fast, inline, parallel, prange
+from .jit import allocating, fast, inline
 from .kinematics import kinematics, world_wrench
-from .lanes import all_lanes, lanes_count, sqrt
+from .lanes import all_lanes, sqrt
 from .spatial import (ZERO6, axpy, cross_force, cross_motion, dot6, get6, inertia_times, plus, set3, set6,
                       sym6_subtract_outer, sym6_times)
 
@@ -41,6 +41,13 @@ W_V, W_C, W_F, W_A, W_U, W_IA, W_D, W_UNK, W_NUNK, W_UU, ARTICULATED_END = layou
 WIDTH = max(ARTICULATED_END, REDUCED_WIDTH)
 
 
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body, then the dense rows of mimic models'
+    reduced system (hybrid.py)."""
+    return body_rows(model, WIDTH, True)
+
+
 @fast
 def aba(model, q, v, known, qdd, tau, ext, W):
     """Forward and hybrid dynamics of one state: coordinates with known[k] keep qdd[k] and get
@@ -49,7 +56,9 @@ def aba(model, q, v, known, qdd, tau, ext, W):
     cannot handle: models with them solve the reduced dense system instead (hybrid.py). Only
     the given entries are read (qdd[k] where known, tau[k] elsewhere). SINGULAR where the mass
     matrix is not positive definite."""
-    if not (usable(q) and usable(v) and usable_given(known, qdd, tau) and usable_rows(ext)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, known, NV) and sized(model, qdd, NV)
+            and sized(model, tau, NV) and usable(q) and usable(v) and usable_given(known, qdd, tau)
+            and usable_rows(ext)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:
@@ -58,6 +67,18 @@ def aba(model, q, v, known, qdd, tau, ext, W):
     if status == OK and not (finite(qdd) and finite(tau)):
         return OVERFLOW     # finite inputs, a positive definite M and still inf: absurdly large inputs
     return status
+
+
+@fast
+def aba_lanes(model, Q, V, known, QDD, TAU, EXT, W, lanes):
+    """`aba` of L states in lanes that share their mask of known coordinates (the batch drivers' lane
+    step, batch.py): only the given entries of qdd and tau are checked (qdd where known, tau
+    elsewhere), and a result that is not finite fails the block."""
+    if not (usable_given_lanes(known, QDD, TAU) and kinematics(model, Q, W, -1, False, lanes) == OK):
+        return False
+    if hybrid_dynamics(model, Q, V, known, QDD, TAU, EXT, W, lanes) != OK:
+        return False
+    return finite_block(QDD) and finite_block(TAU)
 
 
 @fast
@@ -270,56 +291,6 @@ def solve_projected(model, qdd, i, m, ai, W, l=None):
 
 
 @fast
-def aba_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, W):
-    """`aba` over states lo..hi of the batch, on one thread, with one workspace. KNOWN: a
-    mask per state, or one row for every state."""
-    for s in range(lo, hi):
-        status[s] = aba(model, Q[s], V[s], KNOWN[s if len(KNOWN) > 1 else 0], QDD[s], TAU[s], EXT[s], W)
-
-
-@fast
-def aba_lanes(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, W, B, lanes):
-    """`aba` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes), for blocks whose states
-    share their mask of known coordinates (one mask for every state, as forward dynamics has);
-    other blocks, and blocks with an unusable input, a singular D or an overflow in some lane,
-    run again one state at a time."""
-    nb, nq, nv, ne = model.shape[0] - 1, Q.shape[1], V.shape[1], EXT.shape[1]
-    WL, start = view3(B, 0, max(nb, 1) + nv, max(WIDTH, 2 * nv + 4), lanes)
-    QL, start = view2(B, start, nq, lanes)
-    VL, start = view2(B, start, nv, lanes)
-    DL, start = view2(B, start, nv, lanes)
-    TL, start = view2(B, start, nv, lanes)
-    EL = view3(B, start, ne, EXT.shape[2], lanes)[0]
-    for s0 in range(lo, hi, lanes_count(lanes)):
-        n = min(lanes_count(lanes), hi - s0)
-        known = KNOWN[s0 if len(KNOWN) > 1 else 0]
-        ok = len(KNOWN) == 1 or same_rows(KNOWN, s0, n)
-        ok = ok and gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(EXT, s0, n, EL, lanes)
-        if ok:
-            gather(QDD, s0, n, DL, lanes)       # only the given entries are read, and checked
-            gather(TAU, s0, n, TL, lanes)
-            ok = usable_given_lanes(known, DL, TL) and kinematics(model, QL, WL, -1, False, lanes) == OK
-            ok = ok and hybrid_dynamics(model, QL, VL, known, DL, TL, EL, WL, lanes) == OK
-            ok = ok and finite_block(DL) and finite_block(TL)
-        if ok:
-            scatter(DL, QDD, s0, n, lanes)
-            scatter(TL, TAU, s0, n, lanes)
-            status[s0:s0 + n] = OK
-        else:
-            aba_rows(model, Q, V, KNOWN, QDD, TAU, EXT, status, s0, s0 + n, W)
-
-
-@fast
-def same_rows(X, s0, n):
-    """Rows s0 .. s0 + n - 1 of X are equal."""
-    for s in range(s0 + 1, s0 + n):
-        for k in range(X.shape[1]):
-            if X[s, k] != X[s0, k]:
-                return False
-    return True
-
-
-@fast
 def usable_given_lanes(known, DL, TL):
     """common.usable_given for a lane block: qdd usable where known, tau elsewhere."""
     ok = True
@@ -330,22 +301,6 @@ def usable_given_lanes(known, DL, TL):
     return ok
 
 
-@fast
-def aba_lane_size(model, Q, V, KNOWN, QDD, TAU, EXT, lanes):
-    """Doubles of lane scratch `aba_lanes` needs: the workspace (with the dense rows of mimic
-    models), q, v, qdd, tau and the wrenches."""
-    nv = V.shape[1]
-    return lanes_count(lanes) * ((max(model.shape[0] - 1, 1) + nv) * max(WIDTH, 2 * nv + 4) + Q.shape[1] + 3 * nv
-                                 + EXT.shape[1] * EXT_COLS)
-
-
-@parallel
-def aba_batch(model, Q, V, KNOWN, QDD, TAU, EXT, nthreads, lanes):
-    """`aba` over a batch on nthreads threads (a workspace each), L states at a time."""
-    status = np.zeros(len(Q), np.int64)
-    size = aba_lane_size(model, Q, V, KNOWN, QDD, TAU, EXT, lanes)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        aba_lanes(model, Q, V, KNOWN, QDD, TAU, EXT, status, lo, hi, workspace(model, WIDTH, True),
-                  lane_scratch(size, lanes), lanes)
-    return status
+#: for the batch drivers: q, v in, the mask of known coordinates (one for all or one per state), qdd
+#: and tau both given (where known, elsewhere) and sought, the external wrenches in
+Algorithm(aba, "iirbbi", aba_lanes)

@@ -10,19 +10,19 @@ Models with mimic joints (whose coordinates couple branches) take a dense factor
 """
 import numpy as np
 
-from ..layout import MIMIC, NV
+from ..layout import MIMIC, NQ, NV
+from .batch import Algorithm
 from .columns import layout
 from .access import at, at1, first, first1, matrix_at, put, put1
-from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
-from .common import NONFINITE, OK, OVERFLOW, SINGULAR, chunk, fail, ndofs, parent, usable
+from .blocks import finite_block
+from .common import NONFINITE, OK, OVERFLOW, SINGULAR, fail, ndofs, parent, sized, usable
 from .hybrid import body_of_coordinate
-from .jit import allocating, fast, parallel, prange
+from .jit import allocating, fast
 from .kinematics import kinematics
 from .lanes import lanes_count
 from .ltdl import factor, solve_block, solve_vector, symmetrize
-from .rnea_derivatives import (W_T0, W_TEND, WIDTH, Z_USER, accelerations, base_gravity, bias, composites,
-                               coordinate_terms, finite_matrix, mass_pairs, partials, vector_row,
-                               velocities)
+from .rnea_derivatives import (WIDTH, W_T0, W_TEND, Z_USER, accelerations, base_gravity, bias, composites,
+                               coordinate_terms, finite_matrix, mass_pairs, partials, vector_row, velocities)
 
 #: the factor's vectors, a row each of a block after the coordinate rows: each coordinate's parent
 #: coordinate, one past its last descendant, its user index, M's diagonal, and a vector
@@ -41,7 +41,7 @@ def workspace_shape(model):
 
 
 @allocating
-def aba_derivatives_workspace(model):
+def workspace(model):
     """Scratch for one state (`workspace_shape`)."""
     return np.empty(workspace_shape(model))
 
@@ -68,7 +68,8 @@ def blocks(model, W, l=None):
 def aba_derivatives(model, q, v, tau, dq, dv, Minv, W):
     """d qdd / dq, d qdd / dv and M^-1 of one state (see the module docstring). SINGULAR (with
     the body) where M is not positive definite; OVERFLOW where a finite input gives inf."""
-    if not (usable(q) and usable(v) and usable(tau)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, tau, NV) and usable(q) and usable(v)
+            and usable(tau)):
         return NONFINITE
     status = kinematics(model, q, W, base_frame=True)
     if status != OK:
@@ -77,6 +78,16 @@ def aba_derivatives(model, q, v, tau, dq, dv, Minv, W):
     if status == OK and not (finite_matrix(dq) and finite_matrix(dv) and finite_matrix(Minv)):
         return OVERFLOW
     return status
+
+
+@fast
+def aba_derivatives_lanes(model, Q, V, TAU, DQ, DV, MINV, W, lanes):
+    """`aba_derivatives` of L states in lanes (the batch drivers' lane step, batch.py)."""
+    if kinematics(model, Q, W, -1, True, lanes) != OK:
+        return False
+    if derivative_passes(model, Q, V, TAU, DQ, DV, MINV, W, lanes) != OK:
+        return False
+    return finite_block(DQ) and finite_block(DV) and finite_block(MINV)
 
 
 @fast
@@ -152,57 +163,5 @@ def factor_order(model, H, W, V, l=None):
         put1(diag, r, l, at(H, r, r, l))
 
 
-@fast
-def aba_derivatives_rows(model, Q, V, TAU, DQ, DV, MINV, status, lo, hi, W):
-    """`aba_derivatives` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = aba_derivatives(model, Q[s], V[s], TAU[s], DQ[s], DV[s], MINV[s], W)
-
-
-@fast
-def aba_derivatives_lanes(model, Q, V, TAU, DQ, DV, MINV, status, lo, hi, W, B, lanes):
-    """`aba_derivatives` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes); a block with
-    an unusable input, a bad quaternion, a singular M or a non-finite result in some lane runs
-    again state by state."""
-    nv = V.shape[1]
-    rows, width = workspace_shape(model)
-    WL, start = view3(B, 0, rows, width, lanes)
-    DQL, start = view3(B, start, nv, nv, lanes)
-    DVL, start = view3(B, start, nv, nv, lanes)
-    ML, start = view3(B, start, nv, nv, lanes)
-    QL, start = view2(B, start, Q.shape[1], lanes)
-    VL, start = view2(B, start, nv, lanes)
-    TL = view2(B, start, nv, lanes)[0]
-    for s0 in range(lo, hi, lanes_count(lanes)):
-        n = min(lanes_count(lanes), hi - s0)
-        ok = gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(TAU, s0, n, TL, lanes)
-        ok = ok and kinematics(model, QL, WL, -1, True, lanes) == OK
-        ok = ok and derivative_passes(model, QL, VL, TL, DQL, DVL, ML, WL, lanes) == OK
-        if ok and finite_block(DQL) and finite_block(DVL) and finite_block(ML):
-            scatter(DQL, DQ, s0, n, lanes)
-            scatter(DVL, DV, s0, n, lanes)
-            scatter(ML, MINV, s0, n, lanes)
-            status[s0:s0 + n] = OK
-        else:
-            aba_derivatives_rows(model, Q, V, TAU, DQ, DV, MINV, status, s0, s0 + n, W)
-
-
-@fast
-def aba_derivatives_lane_size(model, Q, V, TAU, DQ, DV, MINV, lanes):
-    """Doubles of lane scratch `aba_derivatives_lanes` needs: the workspace, three nv x nv blocks,
-    q, v and tau."""
-    rows, width = workspace_shape(model)
-    nv = V.shape[1]
-    return lanes_count(lanes) * (rows * width + 3 * nv * nv + Q.shape[1] + 2 * nv)
-
-
-@parallel
-def aba_derivatives_batch(model, Q, V, TAU, DQ, DV, MINV, nthreads, lanes):
-    """`aba_derivatives` over a batch on nthreads threads (a workspace each), L states at a time."""
-    status = np.zeros(len(Q), np.int64)
-    size = aba_derivatives_lane_size(model, Q, V, TAU, DQ, DV, MINV, lanes)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        aba_derivatives_lanes(model, Q, V, TAU, DQ, DV, MINV, status, lo, hi, aba_derivatives_workspace(model),
-                              lane_scratch(size, lanes), lanes)
-    return status
+#: for the batch drivers: q, v, tau in, d qdd / dq, d qdd / dv and M^-1 out
+Algorithm(aba_derivatives, "iiiooo", aba_derivatives_lanes)

@@ -18,10 +18,11 @@ least-squares point: a loop the free joints cannot close from there) or after MA
 import numpy as np
 
 from ..layout import FREE, JTYPE, NQ, NV, PLANAR, QSRC
+from .batch import Algorithm
 from .columns import KINEMATICS_END, layout
-from .common import NONFINITE, OK, STATUS_BODY, chunk, ndofs, usable, user_v
+from .common import NONFINITE, OK, STATUS_BODY, ndofs, rows_then, sized, usable, user_v, views
 from .constraints import C_SIZE, constraint_transpose, jacobian_scale, position_error
-from .jit import allocating, fast, parallel, prange
+from .jit import allocating, fast
 from .kinematics import kinematics
 from .psd import least_norm_solve
 from .spatial import matvec3, quaternion_matrix
@@ -43,34 +44,24 @@ V_FREE, V_G, V_X, V_D, V_PERM, V_TMP, V_ROWS = layout(
     (("FREE", 1), ("G", 1), ("X", 1), ("D", 1), ("PERM", 1), ("TMP", 1)))
 
 
+@fast
+def block_shapes(model, m):
+    """The blocks after the bodies' rows: J^T (nv x m), room for J_F^T J_F and its scratch (nv * nv
+    each), the vectors of nv, the trial q, e and the trial's e."""
+    nv = int(model[-1, NV])
+    return (nv, m), (nv * nv,), (nv * nv,), (V_ROWS, nv), (int(model[-1, NQ]),), (m,), (m,)
+
+
 @allocating
-def assembly_workspace(model, m):
-    """Scratch for one state with m constraint rows: a row per body (kinematics), then the blocks
-    of `blocks`."""
-    nb, nq, nv = model.shape[0] - 1, int(model[-1, NQ]), int(model[-1, NV])
-    width = KINEMATICS_END
-    extra = nv * m + 2 * nv * nv + V_ROWS * nv + nq + 2 * m
-    return np.empty((max(nb, 1) + (extra + width - 1) // width, width))
+def workspace(model, m):
+    """Scratch for one state with m constraint rows: a row per body (kinematics), then the blocks of `blocks`."""
+    return rows_then(max(model.shape[0] - 1, 1), KINEMATICS_END, block_shapes(model, m))
 
 
 @fast
 def blocks(model, m, W):
-    """C-contiguous views of W past the bodies' rows: J^T (nv x m), room for J_F^T J_F and its
-    scratch (nv * nv each), the vectors of nv, the trial q, e and the trial's e."""
-    nb, nq, nv = model.shape[0] - 1, int(model[-1, NQ]), int(model[-1, NV])
-    flat = W.reshape(-1)
-    s = max(nb, 1) * W.shape[1]
-    JT = flat[s:s + nv * m].reshape(nv, m)
-    s += nv * m
-    N = flat[s:s + nv * nv]
-    s += nv * nv
-    Ng = flat[s:s + nv * nv]
-    s += nv * nv
-    vn = flat[s:s + V_ROWS * nv].reshape(V_ROWS, nv)
-    s += V_ROWS * nv
-    qt = flat[s:s + nq]
-    s += nq
-    return JT, N, Ng, vn, qt, flat[s:s + m], flat[s + m:s + 2 * m]
+    """C-contiguous views of W past its rows, of `block_shapes`."""
+    return views(W.reshape(-1), max(model.shape[0] - 1, 1) * W.shape[1], block_shapes(model, m))
 
 
 @fast
@@ -130,7 +121,7 @@ def assemble(model, q0, C, free, q, W):
     """q on the loop closure from the guess q0, moving only the coordinates with free[k] != 0 (a
     mask over v): see the module docstring. Returns OK, or NOT_CLOSED with the loop whose error
     is largest at the last q (q holds it)."""
-    if not usable(q0):
+    if not (sized(model, q0, NQ) and usable(q0)):
         return NONFINITE
     nv, m = int(model[-1, NV]), 0
     for k in range(C.shape[0]):
@@ -193,21 +184,5 @@ def assemble(model, q0, C, free, q, W):
     return OK if big <= CLOSE_TOL else NOT_CLOSED + STATUS_BODY * (at + 1)
 
 
-@fast
-def assemble_rows(model, Q0, C, free, Q, status, lo, hi, W):
-    """`assemble` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = assemble(model, Q0[s], C, free, Q[s], W)
-
-
-@parallel
-def assemble_batch(model, Q0, C, free, Q, nthreads):
-    """`assemble` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q0), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q0), nthreads)
-        m = 0
-        for k in range(C.shape[0]):
-            m += int(C[k, C_SIZE])
-        assemble_rows(model, Q0, C, free, Q, status, lo, hi, assembly_workspace(model, m))
-    return status
+#: for the batch drivers: the guess in, the loop rows and the free coordinates shared, q out
+Algorithm(assemble, "isso")

@@ -1,9 +1,10 @@
-"""The lane drivers' blocks: a batch runs L states at a time through a kernel written for one
-(lanes.py), each block's inputs transposed into lane-last scratch (`gather`: row-major (N, n) ->
-(n, L), checking them as common.usable does) and its outputs back (`scatter`). A ragged last block repeats its last state in the spare
-lanes (valid inputs, results not written back). A block whose kernel reports a failing lane, or
-with an unusable input, runs again one state at a time (`<name>_rows`), which gives each state its
-exact status: the errors name the batch row as before (calling.raise_status).
+"""The lane driver's blocks (batch.in_lanes): a batch runs L states at a time through a kernel written
+for one (lanes.py), each block's inputs transposed into lane-last scratch (`gather`: row-major (N, n)
+-> (n, L), checking them as common.usable does) and its outputs back (`scatter`). A ragged last block
+repeats its last state in the spare lanes (valid inputs, results not written back). A block whose
+kernel reports a failing lane, or with an unusable input, runs again one state at a time
+(batch.rows), which gives each state its exact status: the errors name the batch row as before
+(calling.raise_status).
 """
 import numpy as np
 

@@ -18,17 +18,16 @@ Mimic joints add their scale times their column to their leader's. T = 1/2 sum v
 in Pinocchio, where it belongs to the universe). Bodies come depth-first, so a backward pass over
 them meets each body after its whole subtree: composites and columns in one pass.
 """
-import numpy as np
 
 from ..layout import ARMATURE, FREE, GRAVITY, JTYPE, MIMIC, NQ, NV, PRISMATIC, REVOLUTE, VSCALE
-from .common import NONFINITE, OK, OVERFLOW, chunk, finite, ndofs, parent, usable, user_v
+from .batch import Algorithm
+from .common import NONFINITE, OK, OVERFLOW, finite, ndofs, parent, sized, usable, user_v
 from .access import at, put
-from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
-from .jit import fast, inline, parallel, prange
-from .lanes import all_lanes, lanes_count
-from .placements import (W_I, W_M, W_P, W_R, W_V, WIDTH, motion_subspace, origin, placements,
-                         placements_workspace, trig_rows)
-from .spatial import ZERO6, axpy, column, cross3, dot6, get3, get6, get9, get10, inertia_times, plus, set6, set10
+from .blocks import finite_block
+from .jit import allocating, fast, inline
+from .lanes import all_lanes
+from .placements import W_I, W_M, W_P, W_R, W_V, motion_subspace, origin, placements, placements_workspace
+from .spatial import ZERO3, ZERO6, axpy, column, cross3, dot6, get10, get3, get6, get9, inertia_times, plus, set10, set6
 
 #: a status of these kernels: the bodies have no mass, so there is no centre of mass
 MASSLESS = 5
@@ -36,11 +35,10 @@ MASSLESS = 5
 OUT_COM, OUT_VCOM, OUT_H, OUT_T, OUT_LEN = 0, 3, 6, 12, 13
 
 
-@fast
-def sized(model, x, n):
-    """x has the model's number of coordinates (column n of the last row: NQ or NV). The API's
-    single-state fast paths leave this check to the kernel; elsewhere the inputs are checked first."""
-    return x.shape[0] == int(model[-1, n])
+@allocating
+def workspace(model):
+    """One state's scratch: the placements' (placements.py)."""
+    return placements_workspace(model)
 
 
 @fast
@@ -56,17 +54,25 @@ def write_com(W, m, moment, c):
     c[0], c[1], c[2] = o[0] + moment[0] / m, o[1] + moment[1] / m, o[2] + moment[2] / m
 
 
+@inline
+def placed(model, q, W, inertia):
+    """`placements` of one state after checking q, and the bodies' mass and first moment about o:
+    (status, m, m (c - o)), the status MASSLESS where the bodies have no mass."""
+    if not (sized(model, q, NQ) and usable(q)):
+        return NONFINITE, 0.0, ZERO3
+    status = placements(model, q, W, inertia)
+    if status != OK:
+        return status, 0.0, ZERO3
+    m, moment = mass_and_moment(W)
+    return (OK if m > 0.0 else MASSLESS), m, moment
+
+
 @fast
 def center_of_mass(model, q, c, W):
     """The centre of mass c (3) of one state."""
-    if not (sized(model, q, NQ) and usable(q)):
-        return NONFINITE
-    status = placements(model, q, W, False)
+    status, m, moment = placed(model, q, W, False)
     if status != OK:
         return status
-    m, moment = mass_and_moment(W)
-    if not m > 0.0:
-        return MASSLESS
     write_com(W, m, moment, c)
     return OK if finite(c) else OVERFLOW
 
@@ -74,12 +80,9 @@ def center_of_mass(model, q, c, W):
 @fast
 def potential_energy(model, q, e, W):
     """e[0] = -sum m_i g . c_i, the potential energy of one state (g the model's gravity)."""
-    if not (sized(model, q, NQ) and usable(q)):
-        return NONFINITE
-    status = placements(model, q, W, False)
-    if status != OK:
+    status, m, moment = placed(model, q, W, False)
+    if status != OK and status != MASSLESS:
         return status
-    m, moment = mass_and_moment(W)
     o, g = origin(W), model.shape[0] - 1
     e[0] = -(model[g, GRAVITY] * (moment[0] + m * o[0]) + model[g, GRAVITY + 1] * (moment[1] + m * o[1])
              + model[g, GRAVITY + 2] * (moment[2] + m * o[2]))
@@ -91,14 +94,9 @@ def com_jacobian(model, q, J, W):
     """The Jacobian J (3 x nv) of the centre of mass of one state: column S_lin m_j / m +
     S_ang x m_j (c_j - o) / m for subtree j (module docstring), written per joint type from its
     placement: u x m_j (c_j - p) / m about an axis u through p, m_j u / m along it."""
-    if not (sized(model, q, NQ) and usable(q)):
-        return NONFINITE
-    status = placements(model, q, W, False)
+    status, m, _ = placed(model, q, W, False)
     if status != OK:
         return status
-    m, _ = mass_and_moment(W)
-    if not m > 0.0:
-        return MASSLESS
     J[:, :] = 0.0
     inv = 1.0 / m
     for j in range(model.shape[0] - 2, -1, -1):    # leaves first: j's subtree is summed when j comes
@@ -137,16 +135,23 @@ def add_column(J, k, s, x):
 @fast
 def centroidal_matrix(model, q, A, W):
     """The centroidal momentum matrix A (6 x nv, h_G = A v) of one state (`momentum_columns`)."""
-    if not (sized(model, q, NQ) and usable(q)):
-        return NONFINITE
-    status = placements(model, q, W, True)
+    status, m, moment = placed(model, q, W, True)
     if status != OK:
         return status
-    m, moment = mass_and_moment(W)
-    if not m > 0.0:
-        return MASSLESS
     momentum_columns(model, A, W, m, moment)
     return OK
+
+
+@fast
+def centroidal_matrix_lanes(model, Q, A, W, lanes):
+    """`centroidal_matrix` of L states in lanes (the batch drivers' lane step, batch.py)."""
+    if not (Q.shape[0] == int(model[-1, NQ]) and placements(model, Q, W, True, lanes) == OK):
+        return False
+    m, moment = mass_and_moment(W, lanes)
+    if not all_lanes(m > 0.0):
+        return False
+    momentum_columns(model, A, W, m, moment, lanes)
+    return finite_block(A)
 
 
 @inline
@@ -233,114 +238,9 @@ def centroidal(model, q, v, out, W):
     return OK if finite(out) else OVERFLOW
 
 
-# --- batches: <name>_rows on one thread, <name>_batch over threads (kernels/__init__.py) -----------
-@fast
-def center_of_mass_rows(model, Q, C, status, lo, hi, W):
-    for s in range(lo, hi):
-        status[s] = center_of_mass(model, Q[s], C[s], W)
-
-
-@parallel
-def center_of_mass_batch(model, Q, C, nthreads):
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        center_of_mass_rows(model, Q, C, status, lo, hi, placements_workspace(model))
-    return status
-
-
-@fast
-def potential_energy_rows(model, Q, E, status, lo, hi, W):
-    for s in range(lo, hi):
-        status[s] = potential_energy(model, Q[s], E[s], W)
-
-
-@parallel
-def potential_energy_batch(model, Q, E, nthreads):
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        potential_energy_rows(model, Q, E, status, lo, hi, placements_workspace(model))
-    return status
-
-
-@fast
-def com_jacobian_rows(model, Q, J, status, lo, hi, W):
-    for s in range(lo, hi):
-        status[s] = com_jacobian(model, Q[s], J[s], W)
-
-
-@parallel
-def com_jacobian_batch(model, Q, J, nthreads):
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        com_jacobian_rows(model, Q, J, status, lo, hi, placements_workspace(model))
-    return status
-
-
-@fast
-def centroidal_matrix_rows(model, Q, A, status, lo, hi, W):
-    for s in range(lo, hi):
-        status[s] = centroidal_matrix(model, Q[s], A[s], W)
-
-
-@fast
-def centroidal_matrix_lanes(model, Q, A, status, lo, hi, W, B, lanes):
-    """`centroidal_matrix` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes): each
-    block of states transposed into the lane scratch B, placed and its columns built at once,
-    then transposed back; a block with an unusable q or a failing lane runs again one state at a
-    time (`centroidal_matrix_rows` with W), which gives each state its own status."""
-    nb, nv = model.shape[0] - 1, A.shape[2]
-    WL, start = view3(B, 0, max(nb, 1) + trig_rows(nb), WIDTH, lanes)
-    AL, start = view3(B, start, 6, nv, lanes)
-    QL = view2(B, start, Q.shape[1], lanes)[0]
-    for s0 in range(lo, hi, lanes_count(lanes)):
-        n = min(lanes_count(lanes), hi - s0)
-        ok = Q.shape[1] == int(model[-1, NQ]) and gather(Q, s0, n, QL, lanes) and \
-            placements(model, QL, WL, True, lanes) == OK
-        if ok:
-            m, moment = mass_and_moment(WL, lanes)
-            ok = all_lanes(m > 0.0)
-            if ok:
-                momentum_columns(model, AL, WL, m, moment, lanes)
-                ok = finite_block(AL)
-        if ok:
-            scatter(AL, A, s0, n, lanes)
-            status[s0:s0 + n] = OK
-        else:
-            centroidal_matrix_rows(model, Q, A, status, s0, s0 + n, W)
-
-
-@fast
-def centroidal_matrix_lane_size(model, Q, A, lanes):
-    """Doubles of lane scratch `centroidal_matrix_lanes` needs: the workspace, A and q."""
-    nb = model.shape[0] - 1
-    return lanes_count(lanes) * ((max(nb, 1) + trig_rows(nb)) * WIDTH + 6 * A.shape[2] + Q.shape[1])
-
-
-@parallel
-def centroidal_matrix_batch(model, Q, A, nthreads, lanes):
-    """`centroidal_matrix` over a batch on nthreads threads (a workspace each), L states at a time."""
-    status = np.zeros(len(Q), np.int64)
-    size = centroidal_matrix_lane_size(model, Q, A, lanes)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        centroidal_matrix_lanes(model, Q, A, status, lo, hi, placements_workspace(model), lane_scratch(size, lanes),
-                                lanes)
-    return status
-
-
-@fast
-def centroidal_rows(model, Q, V, OUT, status, lo, hi, W):
-    for s in range(lo, hi):
-        status[s] = centroidal(model, Q[s], V[s], OUT[s], W)
-
-
-@parallel
-def centroidal_batch(model, Q, V, OUT, nthreads):
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        centroidal_rows(model, Q, V, OUT, status, lo, hi, placements_workspace(model))
-    return status
+#: for the batch drivers: q (and v) in, the outputs out
+Algorithm(center_of_mass, "io")
+Algorithm(potential_energy, "io")
+Algorithm(com_jacobian, "io")
+Algorithm(centroidal_matrix, "io", centroidal_matrix_lanes)
+Algorithm(centroidal, "iio")

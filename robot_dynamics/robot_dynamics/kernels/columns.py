@@ -3,7 +3,7 @@
 Every algorithm that places the bodies first shares the kinematics block; each algorithm's own
 columns follow it (`layout(..., KINEMATICS_END)`, the helper that lays out Model.packed too, in
 ..layout), so columns are never numbered by hand and a width changes in one place. Rows past the
-bodies hold the dense system of `hybrid` for mimic models (see common.workspace).
+bodies hold the dense system of `hybrid` for mimic models (see common.body_rows).
 """
 from ..layout import layout  # noqa: F401 (the kernel modules take it from here)
 

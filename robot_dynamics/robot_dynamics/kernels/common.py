@@ -7,9 +7,10 @@ definite), the last two with the body at fault: code + STATUS_BODY * (body + 1);
 result too large for a double).
 """
 import numpy as np
+from numba.extending import overload
 
-from ..layout import FREE, GRAVITY, JTYPE, NV, PARENT, PLANAR, VSCALE, VSRC, layout
-from .jit import allocating, fast
+from ..layout import FREE, GRAVITY, JTYPE, NQ, NV, PARENT, PLANAR, VSCALE, VSRC, layout
+from .jit import FAST, allocating, fast, generated
 from .access import add, add1, put
 
 OK, NONFINITE, BAD_QUATERNION, SINGULAR, OVERFLOW = 0, 1, 2, 3, 4
@@ -28,13 +29,51 @@ F_WRENCH, EXT_COLS = layout((("WRENCH", 6),), FRAME_COLS)
 
 
 @allocating
-def workspace(model, width, dense=False):
+def body_rows(model, width, dense=False):
     """Scratch for one state: a row of `width` columns per body; dense: then a row per user
     coordinate for the dense system of mimic models (M | b | zeros | unknowns | x | L)."""
     nb, nv = model.shape[0] - 1, int(model[-1, NV])
     if dense:
         return np.empty((max(nb + nv, 1), max(width, 2 * nv + 4)))
     return np.empty((max(nb, 1), width))
+
+
+@allocating
+def rows_then(rows, width, shapes):
+    """Scratch of `rows` rows `width` wide, then room for blocks of `shapes` (whole rows): a
+    workspace with C-contiguous blocks after its rows (`views`)."""
+    return np.empty((rows + (doubles(shapes) + width - 1) // width, width))
+
+
+def views(flat, start, shapes):
+    pass
+
+
+@overload(views, jit_options=FAST)
+def _views(flat, start, shapes):
+    """C-contiguous views of the flat array from `start`, one after the other, of `shapes` (a tuple
+    of (n,) and (rows, cols))."""
+    lines = ["def impl(flat, start, shapes):", "    s = start"]
+    for k, shape in enumerate(shapes):
+        if len(shape) == 1:
+            lines += [f"    v{k} = flat[s:s + shapes[{k}][0]]", f"    s += shapes[{k}][0]"]
+        else:
+            lines += [f"    v{k} = flat[s:s + shapes[{k}][0] * shapes[{k}][1]].reshape(shapes[{k}][0], shapes[{k}][1])",
+                      f"    s += shapes[{k}][0] * shapes[{k}][1]"]
+    lines.append("    return (" + "".join(f"v{k}, " for k in range(len(shapes))) + ")")
+    return generated("\n".join(lines) + "\n", {})
+
+
+def doubles(shapes):
+    pass
+
+
+@overload(doubles, jit_options=FAST)
+def _doubles(shapes):
+    """How many doubles blocks of `shapes` take (`views`)."""
+    terms = " + ".join(f"shapes[{k}][0]" + (f" * shapes[{k}][1]" if len(shape) == 2 else "")
+                       for k, shape in enumerate(shapes))
+    return generated(f"def impl(shapes):\n    return {terms or 0}\n", {})
 
 
 @fast
@@ -62,6 +101,13 @@ def usable(x):
         s += x[k] * 0.0
         big = max(big, abs(x[k]))
     return s == 0.0 and big <= INPUT_LIMIT
+
+
+@fast
+def sized(model, x, n):
+    """x has the model's number of coordinates (column n of the last row: NQ or NV). The API's
+    single-state fast paths leave this check to the kernels; elsewhere the inputs are checked first."""
+    return x.shape[0] == int(model[-1, n])
 
 
 @fast

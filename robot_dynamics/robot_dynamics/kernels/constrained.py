@@ -14,57 +14,36 @@ Everything is in world axes about the reference point o (kinematics.py).
 """
 import numpy as np
 
-from ..layout import MIMIC, NV
+from ..layout import MIMIC, NQ, NV
+from .batch import Algorithm
 from .aba_derivatives import L_DIAG, L_END, L_LAM, L_ROWS, L_USER, L_X, factor_order
 from .columns import layout
-from .common import NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, chunk, fail, finite, ndofs, usable
-from .constraints import INCONSISTENT, RESIDUAL_TOL, constraint_of_row, constraint_terms, prepare
+from .common import NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, fail, finite, sized, usable
+from .constraints import (INCONSISTENT, RESIDUAL_TOL, constraint_of_row, constraint_terms, prepare, prepared_blocks,
+                          prepared_workspace)
 from .hybrid import body_of_coordinate
-from .jit import allocating, fast, parallel, prange
+from .jit import allocating, fast
 from .ltdl import factor
 from .psd import least_norm_solve
-from .rnea import WIDTH as RNEA_WIDTH
-from .rnea_derivatives import WIDTH, Z_END, bias, mass_pairs, vector_row
+from .rnea_derivatives import bias, mass_pairs, vector_row
 
 #: the vectors of the solve, a row each of size m: gamma, rhs, f, the pivots and a scratch
 G_GAMMA, G_RHS, G_F, G_PERM, G_TMP, G_ROWS = layout((("GAMMA", 1), ("RHS", 1), ("F", 1), ("PERM", 1), ("TMP", 1)))
 
 
-@allocating
-def constrained_workspace(model, m):
-    """Scratch for one state with m constraint rows: a row per body, a row per full coordinate, a
-    vector row, then the blocks of `blocks`."""
-    nb, nv, nf = model.shape[0] - 1, int(model[-1, NV]), 0
-    for i in range(nb):
-        nf += ndofs(model, i)
-    width = max(WIDTH, RNEA_WIDTH, nv, Z_END)
-    extra = L_ROWS * nv + nv * nv + nv * m + 3 * m * m + G_ROWS * m
-    return np.empty((nb + nf + 1 + (extra + width - 1) // width, width))
-
-
 @fast
-def blocks(model, m, W):
-    """C-contiguous views of W past its rows: the factor's vectors (L_ROWS x nv), H (nv x nv),
-    J^T in the factor's order (nv x m), the Delassus matrix A and two m x m
-    scratch blocks, and the solve's vectors (G_ROWS x m)."""
-    nb, nv, nf = model.shape[0] - 1, int(model[-1, NV]), 0
-    for i in range(nb):
-        nf += ndofs(model, i)
-    flat = W.reshape(-1)
-    s = (nb + nf + 1) * W.shape[1]
-    V = flat[s:s + L_ROWS * nv].reshape(L_ROWS, nv)
-    s += L_ROWS * nv
-    H = flat[s:s + nv * nv].reshape(nv, nv)
-    s += nv * nv
-    JT = flat[s:s + nv * m].reshape(nv, m)
-    s += nv * m
-    A = flat[s:s + m * m].reshape(m, m)
-    s += m * m
-    G = flat[s:s + m * m].reshape(m, m)
-    s += m * m
-    E = flat[s:s + m * m].reshape(m, m)
-    s += m * m
-    return V, H, JT, A, G, E, flat[s:s + G_ROWS * m].reshape(G_ROWS, m)
+def block_shapes(model, m):
+    """The blocks after the rows: the factor's vectors (L_ROWS x nv), H (nv x nv), J^T in the
+    factor's order (nv x m), the Delassus matrix A and two m x m scratch blocks, and the solve's
+    vectors (G_ROWS x m)."""
+    nv = int(model[-1, NV])
+    return (L_ROWS, nv), (nv, nv), (nv, m), (m, m), (m, m), (m, m), (G_ROWS, m)
+
+
+@allocating
+def workspace(model, m):
+    """Scratch for one state with m constraint rows: `prepare`'s rows, then blocks of `block_shapes`."""
+    return prepared_workspace(model, block_shapes(model, m))
 
 
 @fast
@@ -74,13 +53,14 @@ def constrained_dynamics(model, q, v, tau, C, gains, qdd, forces, W):
     SINGULAR (with the body) where M is not positive definite, INCONSISTENT (with the constraint)
     where the constraints cannot all hold. With K = D^-1/2 L^-T J^T and k = D^-1/2 L^-T (tau - b):
     A = K^T K, rhs = -gamma - K^T k and qdd = L^-1 D^-1/2 (k + K f)."""
-    if not (usable(q) and usable(v) and usable(tau)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, tau, NV) and usable(q) and usable(v)
+            and usable(tau)):
         return NONFINITE
     status, a0 = prepare(model, q, v, W)
     if status != OK:
         return status
     nv, m = int(model[-1, NV]), forces.shape[0]
-    V, H, K, A, G, E, vec = blocks(model, m, W)
+    V, H, K, A, G, E, vec = prepared_blocks(model, W, block_shapes(model, m))
     mass_pairs(model, H, W, False, not model[-1, MIMIC])    # M in world axes, in the factor's order
     b = W[vector_row(model), :nv]
     bias(model, b, W)
@@ -159,7 +139,7 @@ def jacobian_terms(model, q, v, C, J, drift, W):
     if status != OK:
         return status
     m = J.shape[0]
-    V, H, JT, A, G, E, vec = blocks(model, m, W)
+    V, H, JT, A, G, E, vec = prepared_blocks(model, W, block_shapes(model, m))
     constraint_terms(model, C, 0.0, 0.0, JT, drift, G[:, :1], W, a0, False)
     for r in range(m):
         for k in range(J.shape[1]):
@@ -167,26 +147,7 @@ def jacobian_terms(model, q, v, C, J, drift, W):
     return OK
 
 
-@fast
-def constrained_dynamics_rows(model, Q, V, TAU, C, gains, QDD, F, status, lo, hi, W):
-    """`constrained_dynamics` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = constrained_dynamics(model, Q[s], V[s], TAU[s], C, gains, QDD[s], F[s], W)
-
-
-@parallel
-def constrained_dynamics_batch(model, Q, V, TAU, C, gains, QDD, F, nthreads):
-    """`constrained_dynamics` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        constrained_dynamics_rows(model, Q, V, TAU, C, gains, QDD, F, status, lo, hi,
-                                  constrained_workspace(model, F.shape[1]))
-    return status
-
-
-@fast
-def jacobian_terms_rows(model, Q, V, C, J, D, status, lo, hi, W):
-    """`jacobian_terms` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = jacobian_terms(model, Q[s], V[s], C, J[s], D[s], W)
+#: for the batch drivers: q, v, tau in, the constraint rows and gains shared, qdd and the forces out; q, v
+#: in, the rows shared, J and Jdot v out
+Algorithm(constrained_dynamics, "iiissoo")
+Algorithm(jacobian_terms, "iisoo")

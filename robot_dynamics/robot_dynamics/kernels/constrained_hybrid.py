@@ -20,18 +20,19 @@ this is constrained forward dynamics (constrained.py, there with the tree-sparse
 
 M, b, J and gamma come from one world-axes pass (`constraints.prepare`), in the user's coordinates.
 """
-import numpy as np
 
-from ..layout import NV
+from ..layout import NQ, NV
+from .cholesky import cholesky
+from .batch import Algorithm
 from .columns import layout
-from .common import (NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, STATUS_BODY, chunk, fail, finite, ndofs,
-                     usable, usable_given)
-from .constraints import INCONSISTENT, RESIDUAL_TOL, constraint_of_row, constraint_terms, prepare
+from .common import (NONFINITE, OK, OVERFLOW, SINGULAR, SINGULAR_TOL, STATUS_BODY, fail, finite, sized, usable,
+                     usable_given)
+from .constraints import (INCONSISTENT, RESIDUAL_TOL, constraint_of_row, constraint_terms, prepare, prepared_blocks,
+                          prepared_workspace)
 from .hybrid import body_of_coordinate
-from .jit import allocating, fast, parallel, prange
+from .jit import allocating, fast
 from .psd import least_norm_solve
-from .rnea import WIDTH as RNEA_WIDTH
-from .rnea_derivatives import WIDTH, Z_END, bias, mass_pairs
+from .rnea_derivatives import bias, mass_pairs
 
 #: vectors of nv: the known coordinates then the others, b, k (then qdd_v's right-hand side);
 #: vectors of m: gamma, the right-hand side, f, the pivots, a scratch, the row scales
@@ -40,64 +41,18 @@ M_GAMMA, M_RHS, M_F, M_PERM, M_TMP, M_SCALE, M_ROWS = layout(
     (("GAMMA", 1), ("RHS", 1), ("F", 1), ("PERM", 1), ("TMP", 1), ("SCALE", 1)))
 
 
+@fast
+def block_shapes(model, m):
+    """The blocks after the rows: M (nv x nv), room for L (nv * nv), J^T (nv x m), room for K
+    (nv * m), the Delassus matrix and two m x m scratch blocks, the vectors (V_ROWS x nv, M_ROWS x m)."""
+    nv = int(model[-1, NV])
+    return (nv, nv), (nv * nv,), (nv, m), (nv * m,), (m, m), (m, m), (m, m), (V_ROWS, nv), (M_ROWS, m)
+
+
 @allocating
-def hybrid_workspace(model, m):
-    """Scratch for one state with m constraint rows: a row per body, a row per full coordinate, a
-    vector row (as `constraints.prepare` needs), then the blocks of `blocks`."""
-    nb, nv, nf = model.shape[0] - 1, int(model[-1, NV]), 0
-    for i in range(nb):
-        nf += ndofs(model, i)
-    width = max(WIDTH, RNEA_WIDTH, nv, Z_END)
-    extra = 2 * nv * nv + 2 * nv * m + 3 * m * m + V_ROWS * nv + M_ROWS * m
-    return np.empty((nb + nf + 1 + (extra + width - 1) // width, width))
-
-
-@fast
-def blocks(model, m, W):
-    """C-contiguous views of W past its rows: M (nv x nv), room for L (nv * nv), J^T (nv x m), room
-    for K (nv * m), the Delassus matrix and two m x m scratch blocks, the vectors."""
-    nb, nv, nf = model.shape[0] - 1, int(model[-1, NV]), 0
-    for i in range(nb):
-        nf += ndofs(model, i)
-    flat = W.reshape(-1)
-    s = (nb + nf + 1) * W.shape[1]
-    M = flat[s:s + nv * nv].reshape(nv, nv)
-    s += nv * nv
-    L = flat[s:s + nv * nv]
-    s += nv * nv
-    JT = flat[s:s + nv * m].reshape(nv, m)
-    s += nv * m
-    K = flat[s:s + nv * m]
-    s += nv * m
-    A = flat[s:s + m * m].reshape(m, m)
-    s += m * m
-    G = flat[s:s + m * m].reshape(m, m)
-    s += m * m
-    E = flat[s:s + m * m].reshape(m, m)
-    s += m * m
-    vn = flat[s:s + V_ROWS * nv].reshape(V_ROWS, nv)
-    s += V_ROWS * nv
-    return M, L, JT, K, A, G, E, vn, flat[s:s + M_ROWS * m].reshape(M_ROWS, m)
-
-
-@fast
-def cholesky(A, n):
-    """A = L L^T in place (lower triangle), A n x n. Returns -1, or the first coordinate whose
-    pivot keeps less than SINGULAR_TOL of A_kk (the rest cancelled: not positive definite)."""
-    for j in range(n):
-        d = A[j, j]
-        for k in range(j):
-            d -= A[j, k] * A[j, k]
-        if not d > SINGULAR_TOL * A[j, j]:
-            return j
-        d = np.sqrt(d)
-        A[j, j] = d
-        for i in range(j + 1, n):
-            y = A[i, j]
-            for k in range(j):
-                y -= A[i, k] * A[j, k]
-            A[i, j] = y / d
-    return -1
+def workspace(model, m):
+    """Scratch for one state with m constraint rows: `prepare`'s rows, then blocks of `block_shapes`."""
+    return prepared_workspace(model, block_shapes(model, m))
 
 
 @fast
@@ -107,13 +62,14 @@ def constrained_hybrid(model, q, v, known, qdd, tau, C, gains, forces, W):
     frame a's origin, acting on the robot). gains = (kp, kd). Returns SINGULAR (with the body)
     where M_vv is not positive definite, INCONSISTENT (with the constraint) where the constraints
     cannot hold with the given accelerations."""
-    if not (usable(q) and usable(v) and usable_given(known, qdd, tau)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, known, NV) and sized(model, qdd, NV)
+            and sized(model, tau, NV) and usable(q) and usable(v) and usable_given(known, qdd, tau)):
         return NONFINITE
     status, a0 = prepare(model, q, v, W)
     if status != OK:
         return status
     nv, m = int(model[-1, NV]), forces.shape[0]
-    M, L, JT, K, A, G, E, vn, vm = blocks(model, m, W)
+    M, L, JT, K, A, G, E, vn, vm = prepared_blocks(model, W, block_shapes(model, m))
     mass_pairs(model, M, W, False, False)           # M and b in the user's order
     order, b, k = vn[V_ORDER], vn[V_B], vn[V_K]
     bias(model, b, W)
@@ -141,7 +97,7 @@ def constrained_hybrid(model, q, v, known, qdd, tau, C, gains, forces, W):
             Lv[i, j] = M[ti, int(order[nu + j])]
         for r in range(m):
             Kv[i, r] = JT[ti, r]
-    bad = cholesky(Lv, n)
+    bad = cholesky(Lv, n, SINGULAR_TOL, False)
     if bad >= 0:
         return fail(SINGULAR, body_of_coordinate(model, int(order[nu + bad])))
     for i in range(n):                  # L^-1 of k and of J_v^T together
@@ -205,21 +161,6 @@ def constrained_hybrid(model, q, v, known, qdd, tau, C, gains, forces, W):
     return OK
 
 
-@fast
-def constrained_hybrid_rows(model, Q, V, KNOWN, QDD, TAU, C, gains, F, status, lo, hi, W):
-    """`constrained_hybrid` over states lo..hi of the batch, on one thread, with one workspace.
-    KNOWN: a mask per state, or one row for every state."""
-    for s in range(lo, hi):
-        status[s] = constrained_hybrid(model, Q[s], V[s], KNOWN[s if len(KNOWN) > 1 else 0], QDD[s], TAU[s], C, gains,
-                                       F[s], W)
-
-
-@parallel
-def constrained_hybrid_batch(model, Q, V, KNOWN, QDD, TAU, C, gains, F, nthreads):
-    """`constrained_hybrid` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        constrained_hybrid_rows(model, Q, V, KNOWN, QDD, TAU, C, gains, F, status, lo, hi,
-                                hybrid_workspace(model, F.shape[1]))
-    return status
+#: for the batch drivers: q, v in, the mask of known coordinates (one for all or one per state), qdd and
+#: tau given and sought, the constraint rows and gains shared, the forces out
+Algorithm(constrained_hybrid, "iirbbsso")

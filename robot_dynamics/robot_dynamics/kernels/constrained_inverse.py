@@ -27,13 +27,14 @@ v or a is not zero: J v = 0 and J a + Jdot v = 0, the frames' velocities and cla
 accelerations at a (world-axes passes, rnea_derivatives.py), each row within tolerance x
 max(1, the sum of the magnitudes of its terms).
 """
-import numpy as np
 
-from ..layout import NV
+from ..layout import NQ, NV
+from .batch import Algorithm
 from .columns import layout
-from .common import FRAME_COLS, NONFINITE, OK, OVERFLOW, STATUS_BODY, chunk, finite, root_acceleration, usable
+from .common import (FRAME_COLS, NONFINITE, OK, OVERFLOW, STATUS_BODY, finite, root_acceleration, rows_then, sized,
+                     usable, views)
 from .constraints import C_A, C_B, C_SIZE, RESIDUAL_TOL, constraint_transpose, frame_motion, jacobian_scale
-from .jit import allocating, fast, parallel, prange
+from .jit import allocating, fast
 from .kinematics import kinematics
 from .psd import factor_psd, gram_factor, least_norm_solve, solve_factored
 from .rnea import WIDTH as RNEA_WIDTH
@@ -55,40 +56,25 @@ V_ORDER, V_C, V_Y, V_B, V_W, V_PERM, V_TMP, V_T0, V_ROWS = layout(
 M_F, M_Z, M_RHS, M_PERM, M_TMP, M_ROWS = layout((("F", 1), ("Z", 1), ("RHS", 1), ("PERM", 1), ("TMP", 1)))
 
 
+@fast
+def block_shapes(model, m):
+    """The blocks after the bodies' rows: J^T (nv x m, the user's order), Y = J_a^T P_N (nv x m),
+    room for J_p^T J_p and its Gram factor (nv * nv each), P_N and two m x m scratch blocks, and the
+    vectors (V_ROWS x nv, M_ROWS x m)."""
+    nv = int(model[-1, NV])
+    return (nv, m), (nv, m), (nv * nv,), (nv * nv,), (m, m), (m, m), (m, m), (V_ROWS, nv), (M_ROWS, m)
+
+
 @allocating
-def inverse_workspace(model, m):
+def workspace(model, m):
     """Scratch for one state with m constraint rows: a row per body, then the blocks of `blocks`."""
-    nb, nv = model.shape[0] - 1, int(model[-1, NV])
-    width = max(WIDTH, RNEA_WIDTH)
-    extra = 2 * nv * m + 2 * nv * nv + 3 * m * m + V_ROWS * nv + M_ROWS * m
-    return np.empty((max(nb, 1) + (extra + width - 1) // width, width))
+    return rows_then(max(model.shape[0] - 1, 1), max(WIDTH, RNEA_WIDTH), block_shapes(model, m))
 
 
 @fast
 def blocks(model, m, W):
-    """C-contiguous views of W past the bodies' rows: J^T (nv x m, the user's order), Y = J_a^T P_N
-    (nv x m), room for J_p^T J_p and its Gram factor (nv * nv each), P_N and two m x m scratch
-    blocks, and the vectors (V_ROWS x nv, M_ROWS x m)."""
-    nb, nv = model.shape[0] - 1, int(model[-1, NV])
-    flat = W.reshape(-1)
-    s = max(nb, 1) * W.shape[1]
-    JT = flat[s:s + nv * m].reshape(nv, m)
-    s += nv * m
-    Y = flat[s:s + nv * m].reshape(nv, m)
-    s += nv * m
-    B = flat[s:s + nv * nv]
-    s += nv * nv
-    Bg = flat[s:s + nv * nv]
-    s += nv * nv
-    PN = flat[s:s + m * m].reshape(m, m)
-    s += m * m
-    S = flat[s:s + m * m].reshape(m, m)
-    s += m * m
-    E = flat[s:s + m * m].reshape(m, m)
-    s += m * m
-    vn = flat[s:s + V_ROWS * nv].reshape(V_ROWS, nv)
-    s += V_ROWS * nv
-    return JT, Y, B, Bg, PN, S, E, vn, flat[s:s + M_ROWS * m].reshape(M_ROWS, m)
+    """C-contiguous views of W past its rows, of `block_shapes`."""
+    return views(W.reshape(-1), max(model.shape[0] - 1, 1) * W.shape[1], block_shapes(model, m))
 
 
 @fast
@@ -133,7 +119,8 @@ def constrained_inverse(model, q, v, a, C, passive, tp, options, ext, tau, force
     passive[k] != 0: coordinate k is passive. Returns VELOCITY or ACCELERATION (with the
     constraint) for a motion that breaks the constraints, UNREACHABLE (with the coordinate) when
     no force balances the passive coordinates."""
-    if not (usable(q) and usable(v) and usable(a) and usable(tp)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, a, NV) and sized(model, tp, NV)
+            and usable(q) and usable(v) and usable(a) and usable(tp)):
         return NONFINITE
     status = newton_euler(model, q, v, a, ext, tau, W, False)      # tau_r
     if status != OK:
@@ -282,21 +269,7 @@ def least_torques(JT, order, npas, na, tau, Bp, Bgp, perm, rank, f, Y, PN, S, E,
         f[r] += z[r]
 
 
-@fast
-def constrained_inverse_rows(model, Q, V, A, C, passive, TP, options, ext, TAU, F, status, lo, hi, W):
-    """`constrained_inverse` over states lo..hi of the batch, on one thread, with one workspace. TP:
-    a row of passive torques per state, or one row for every state."""
-    for s in range(lo, hi):
-        status[s] = constrained_inverse(model, Q[s], V[s], A[s], C, passive, TP[s if len(TP) > 1 else 0], options, ext,
-                                        TAU[s], F[s], W)
-
-
-@parallel
-def constrained_inverse_batch(model, Q, V, A, C, passive, TP, options, ext, TAU, F, nthreads):
-    """`constrained_inverse` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        constrained_inverse_rows(model, Q, V, A, C, passive, TP, options, ext, TAU, F, status, lo, hi,
-                                 inverse_workspace(model, F.shape[1]))
-    return status
+#: for the batch drivers: q, v, a in, the constraint rows and passive coordinates shared, the passive
+#: torques (one row for all or one per state), the options and the external wrenches shared, tau and
+#: the forces out
+Algorithm(constrained_inverse, "iiissrssoo")

@@ -13,15 +13,16 @@ error that `assembly.py` drives to zero.
 
 Everything is in world axes about the reference point o (kinematics.py).
 """
-import numpy as np
 
 from ..layout import NV, VSCALE
 from .columns import W_S, layout
-from .common import FRAME_COLS, F_BODY, OK, ndofs, root_acceleration, user_v
-from .jit import fast
+from .common import FRAME_COLS, F_BODY, OK, ndofs, root_acceleration, rows_then, user_v, views
+from .jit import allocating, fast
 from .kinematics import frame_about_origin, kinematics, on_chain
 from .lie import log3
-from .rnea_derivatives import W_A, W_T0, W_V, accelerations, composites, coordinate_terms, vector_row, velocities
+from .rnea import WIDTH as RNEA_WIDTH
+from .rnea_derivatives import (WIDTH, W_A, W_T0, W_V, Z_END, accelerations, composites, coordinate_terms, vector_row,
+                               velocities)
 from .spatial import cross3, get6, matmul3, transpose3
 
 #: a constraint row: its size (3: a point, 6: a frame), frame a and frame b as frame specs (body -1:
@@ -137,6 +138,19 @@ def constraint_terms(model, C, kp, kd, JT, gamma, vel, W, a0, tree):
             gamma[r0 + r] = aa[r] - ab[r] + kd * vel[r0 + r, 0] + (kp * e[r] if position else 0.0)
         r0 += n
     return r0
+
+
+@allocating
+def prepared_workspace(model, shapes):
+    """Scratch for `prepare` (a row per body, a row per full coordinate, a vector row), then blocks
+    of `shapes` (common.views: `prepared_blocks`)."""
+    return rows_then(vector_row(model) + 1, max(WIDTH, RNEA_WIDTH, int(model[-1, NV]), Z_END), shapes)
+
+
+@fast
+def prepared_blocks(model, W, shapes):
+    """The blocks of `shapes` after `prepare`'s rows of W (`prepared_workspace`)."""
+    return views(W.reshape(-1), (vector_row(model) + 1) * W.shape[1], shapes)
 
 
 @fast

@@ -1,11 +1,11 @@
 """The Coriolis matrix C(q, v) with Mdot - 2C skew-symmetric (Echeandia and Wensing's
 recursion over composite inertias), in world axes about the reference point."""
-import numpy as np
 
-from ..layout import VSCALE
+from ..layout import NQ, NV, VSCALE
+from .batch import Algorithm
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import NONFINITE, OK, chunk, ndofs, parent, usable, user_v, workspace
-from .jit import fast, parallel, prange
+from .common import NONFINITE, OK, body_rows, ndofs, parent, sized, usable, user_v
+from .jit import allocating, fast
 from .kinematics import body_velocity, kinematics
 from .spatial import ZERO6, axpy, cross_force, cross_motion, dot6, get6, inertia_times, mat6_times, plus, set6
 
@@ -13,12 +13,18 @@ from .spatial import ZERO6, axpy, cross_force, cross_motion, dot6, get6, inertia
 W_V, W_SDOT, W_B, WIDTH = layout((("V", 6), ("SDOT", 36), ("B", 36)), KINEMATICS_END)
 
 
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
+
+
 @fast
 def coriolis(model, q, v, C, W):
     """Coriolis matrix C(q, v) with Mdot - 2C skew-symmetric: C = sum_k J_k^T (I_k Jdot_k +
     B_k J_k) over bodies, gathered with composite inertias Ic and composite B (Echeandia &
     Wensing's recursion), where the world-frame Sdot of a joint is v_body x S (kept in W_SDOT)."""
-    if not (usable(q) and usable(v)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and usable(q) and usable(v)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:
@@ -73,18 +79,5 @@ def coriolis_body(W, i, vel):
         W[i, W_B + 18 + k], W[i, W_B + 24 + k], W[i, W_B + 30 + k] = 0.5 * col[3], 0.5 * col[4], 0.5 * col[5]
 
 
-@fast
-def coriolis_rows(model, Q, V, C, status, lo, hi, W):
-    """`coriolis` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = coriolis(model, Q[s], V[s], C[s], W)
-
-
-@parallel
-def coriolis_batch(model, Q, V, C, nthreads):
-    """`coriolis` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        coriolis_rows(model, Q, V, C, status, lo, hi, workspace(model, WIDTH))
-    return status
+#: for the batch drivers: q, v in, C out
+Algorithm(coriolis, "iio")

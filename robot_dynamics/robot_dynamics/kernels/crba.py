@@ -1,14 +1,11 @@
 """The joint-space inertia matrix M(q): the composite-rigid-body algorithm (Featherstone, Rigid
 Body Dynamics Algorithms, ch. 6), in world axes about the reference point."""
-import numpy as np
-
-from ..layout import ARMATURE, MIMIC, MULTI, SUBTREE_END, VSCALE
+from ..layout import ARMATURE, MIMIC, MULTI, NQ, SUBTREE_END, VSCALE
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .blocks import gather, lane_scratch, scatter, view2, view3
-from .common import NONFINITE, OK, chunk, enter, ndofs, parent, usable, user_v, workspace
-from .jit import fast, parallel, prange
 from .access import add, at, put
-from .lanes import lanes_count
+from .batch import Algorithm
+from .common import NONFINITE, OK, body_rows, enter, ndofs, parent, sized, usable, user_v
+from .jit import allocating, fast
 from .kinematics import kinematics
 from .spatial import dot6, get6, inertia_times, set6
 
@@ -16,16 +13,33 @@ from .spatial import dot6, get6, inertia_times, set6
 W_F, WIDTH = layout((("F", 36),), KINEMATICS_END)
 
 
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
+
+
 @fast
 def crba(model, q, M, W):
     """Mass matrix M(q) of one state (see `composite_inertia`)."""
-    if not usable(q):
+    if not (sized(model, q, NQ) and usable(q)):
         return NONFINITE
     status = kinematics(model, q, W, base_frame=True)
     if status == OK:
         M[:] = 0.0      # bodies on different branches do not couple
         composite_inertia(model, M, W)
     return status
+
+
+@fast
+def crba_lanes(model, Q, M, W, lanes):
+    """`crba` of L states in lanes (the batch drivers' lane step, batch.py: M's lanes zeroed once)."""
+    if kinematics(model, Q, W, -1, True, lanes) != OK:
+        return False
+    if model[-1, MIMIC]:
+        M[:] = 0.0      # shared coordinates add to their entries
+    composite_inertia(model, M, W, lanes)
+    return True
 
 
 @fast
@@ -95,49 +109,5 @@ def add_symmetric(M, a, b, x, shared, l=None):
     enter(M, b, a, x, shared, l)
 
 
-@fast
-def crba_rows(model, Q, M, status, lo, hi, W):
-    """`crba` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = crba(model, Q[s], M[s], W)
-
-
-@fast
-def crba_lanes(model, Q, M, status, lo, hi, W, B, lanes):
-    """`crba` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes): each block of states
-    transposed into the lane scratch B, placed and its mass matrices built at once, then
-    transposed back; a block with an unusable q or a failing lane runs again one state at a time."""
-    nb, nv = model.shape[0] - 1, M.shape[1]
-    WL, start = view3(B, 0, max(nb, 1), WIDTH, lanes)
-    ML, start = view3(B, start, nv, nv, lanes)
-    QL = view2(B, start, Q.shape[1], lanes)[0]
-    shared = model[-1, MIMIC] != 0.0
-    ML[:] = 0.0         # bodies on different branches do not couple; the others' entries are all written
-    for s0 in range(lo, hi, lanes_count(lanes)):
-        n = min(lanes_count(lanes), hi - s0)
-        ok = gather(Q, s0, n, QL, lanes) and kinematics(model, QL, WL, -1, True, lanes) == OK
-        if ok:
-            if shared:
-                ML[:] = 0.0
-            composite_inertia(model, ML, WL, lanes)
-            scatter(ML, M, s0, n, lanes)
-            status[s0:s0 + n] = OK
-        else:
-            crba_rows(model, Q, M, status, s0, s0 + n, W)
-
-
-@fast
-def crba_lane_size(model, Q, M, lanes):
-    """Doubles of lane scratch `crba_lanes` needs: the workspace, M and q."""
-    return lanes_count(lanes) * (max(model.shape[0] - 1, 1) * WIDTH + M.shape[1] * M.shape[2] + Q.shape[1])
-
-
-@parallel
-def crba_batch(model, Q, M, nthreads, lanes):
-    """`crba` over a batch on nthreads threads (a workspace each), L states at a time."""
-    status = np.zeros(len(Q), np.int64)
-    size = crba_lane_size(model, Q, M, lanes)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        crba_lanes(model, Q, M, status, lo, hi, workspace(model, WIDTH), lane_scratch(size, lanes), lanes)
-    return status
+#: for the batch drivers: q in, M out
+Algorithm(crba, "io", crba_lanes)

@@ -11,17 +11,25 @@ its axes: WORLD is (v_o, w) itself, LOCAL_WORLD_ALIGNED the motion of the frame 
 classical acceleration adds w x v (both in the chosen reference) to the linear part: with
 LOCAL_WORLD_ALIGNED, the second derivative of the frame origin's position.
 """
-import numpy as np
 
 from ..layout import NQ, NV, VSCALE
+from .batch import Algorithm
 from .columns import KINEMATICS_END, W_S
-from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, OVERFLOW, WORLD, chunk, finite, ndofs, usable, user_v, workspace
-from .jit import fast, parallel, prange
+from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, OVERFLOW, WORLD, body_rows, finite, ndofs, usable, user_v
+from .jit import allocating, fast
 from .kinematics import frame_in_world, kinematics, on_chain
 from .spatial import ZERO6, axpy, cross3, cross_motion, get6, matvec3, plus, transpose3
 
 #: nothing past the placements
 WIDTH = KINEMATICS_END
+
+
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
+
+
 #: what to compute: the velocity, the spatial acceleration or the classical acceleration
 VELOCITY, SPATIAL, CLASSICAL = 0, 1, 2
 
@@ -73,18 +81,5 @@ def plus3(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@fast
-def frame_motion_rows(model, Q, V, A, spec, kind, OUT, status, lo, hi, W):
-    """`frame_motion` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = frame_motion(model, Q[s], V[s], A[s], spec, kind, OUT[s], W)
-
-
-@parallel
-def frame_motion_batch(model, Q, V, A, spec, kind, OUT, nthreads):
-    """`frame_motion` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        frame_motion_rows(model, Q, V, A, spec, kind, OUT, status, lo, hi, workspace(model, WIDTH))
-    return status
+#: for the batch drivers: q, v, a in, the frame spec and what to compute shared, the motion out
+Algorithm(frame_motion, "iiisso")

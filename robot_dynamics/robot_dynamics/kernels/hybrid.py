@@ -3,17 +3,17 @@ articulated-body recursion of aba.py cannot): the reduced system
 M_uu qdd_u = tau_u - b_u - M_uk qdd_k solved by Cholesky (Kim, Lie group formulation of
 articulated rigid body dynamics, hybrid dynamics). `aba` calls it for those models."""
 from ..layout import FREE, JTYPE, NV
+from .cholesky import cholesky
 from .access import at, at1, first1, put, put1
 from .common import OK, SINGULAR, SINGULAR_TOL, fail, ndofs, user_v
 from .crba import WIDTH as CRBA_WIDTH
 from .crba import composite_inertia
 from .jit import fast
-from .lanes import all_lanes, sqrt
 from .kinematics import kinematics
 from .rnea import WIDTH as RNEA_WIDTH
 from .rnea import newton_euler
 
-#: RNEA then CRBA on the same rows (and the dense rows after the bodies': common.workspace)
+#: RNEA then CRBA on the same rows (and the dense rows after the bodies': common.body_rows)
 WIDTH = max(RNEA_WIDTH, CRBA_WIDTH)
 
 
@@ -66,19 +66,9 @@ def cholesky_solve(L, x, n, l=None):
     """x = A^-1 x for the symmetric positive definite n x n matrix A given by the lower triangle
     of L, which becomes its Cholesky factor (A = L L^T, 1 / L_jj kept on the diagonal). Returns -1,
     or the first row whose pivot is not positive (in some lane: A is not positive definite)."""
-    for j in range(n):
-        y = d0 = at(L, j, j, l)
-        for k in range(j):
-            y -= at(L, j, k, l) * at(L, j, k, l)
-        if not all_lanes(y > SINGULAR_TOL * abs(d0)):
-            return j
-        dinv = 1.0 / sqrt(y)
-        put(L, j, j, l, dinv)
-        for i in range(j + 1, n):
-            y = at(L, i, j, l)
-            for k in range(j):
-                y -= at(L, i, k, l) * at(L, j, k, l)
-            put(L, i, j, l, y * dinv)
+    bad = cholesky(L, n, SINGULAR_TOL, True, l)
+    if bad >= 0:
+        return bad
     for j in range(n):          # L y = x
         y = at1(x, j, l)
         for k in range(j):

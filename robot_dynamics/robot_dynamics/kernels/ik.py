@@ -24,11 +24,12 @@ into its range (`into_range`).
 """
 import numpy as np
 
-from ..layout import FREE, JTYPE, NV, PLANAR
-from .common import NONFINITE, OK, chunk, usable
+from ..layout import FREE, JTYPE, NQ, NV, PLANAR
+from .batch import Algorithm
+from .common import NONFINITE, OK, usable
 from .configuration import integrate
 from .jacobian import WIDTH, frame_jacobian
-from .jit import allocating, fast, parallel, prange
+from .jit import allocating, fast
 from .lie import jlog6_times, log6
 
 #: outcomes (besides the kernels' status codes, returned first)
@@ -50,8 +51,10 @@ L_LOWER, L_UPPER, L_WRAP = 0, 1, 2
 
 
 @allocating
-def scratch(model, nq, nv):
-    """The solver's vectors and matrices (rows R_*, V_*), the Jacobian kernel's workspace, H."""
+def workspace(model):
+    """One target's scratch: the solver's vectors and matrices (rows R_*, V_*), the Jacobian
+    kernel's workspace, H."""
+    nq, nv = int(model[-1, NQ]), int(model[-1, NV])
     return np.zeros((ROWS, max(nq, nv, 6))), np.zeros((max(model.shape[0] - 1, 1), WIDTH)), np.zeros((4, 4))
 
 
@@ -287,18 +290,14 @@ def single_offsets(model):
 
 
 @fast
-def solve_rows(model, Q0, spec, T, weights, limits, settings, Q, E, info, lo, hi, S, W, H):
-    """`solve` for targets lo..hi on one thread with one scratch."""
-    for s in range(lo, hi):
-        status, outcome, it, err = solve(model, Q0[s], spec, T[s], weights, limits, settings, Q[s], E[s], S, W, H)
-        info[s, I_STATUS], info[s, I_OUTCOME], info[s, I_ITERATIONS], info[s, I_ERROR] = status, outcome, it, err
+def ik(model, q0, spec, target, weights, limits, settings, q, e, info, S, W, H):
+    """`solve` from q0 for one target, its outcome, iterations and error into info (I_*); returns
+    the kernel status (of the seed: NONFINITE, BAD_QUATERNION), also info[I_STATUS]."""
+    status, outcome, it, err = solve(model, q0, spec, target, weights, limits, settings, q, e, S, W, H)
+    info[I_STATUS], info[I_OUTCOME], info[I_ITERATIONS], info[I_ERROR] = status, outcome, it, err
+    return status
 
 
-@parallel
-def solve_batch(model, Q0, spec, T, weights, limits, settings, Q, E, info, nthreads):
-    """`solve` over a batch of targets on nthreads threads (a scratch each)."""
-    nq, nv = Q.shape[1], int(model[-1, NV])
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q0), nthreads)
-        S, W, H = scratch(model, nq, nv)
-        solve_rows(model, Q0, spec, T, weights, limits, settings, Q, E, info, lo, hi, S, W, H)
+#: for the batch drivers: the seed in, the frame spec shared, the target in, weights, limits and settings
+#: shared, q, e and info out
+Algorithm(ik, "isisssooo")

@@ -1,13 +1,11 @@
 """Frame placements and Jacobians (Lynch and Park, Modern Robotics, ch. 5)."""
-import numpy as np
 
-from ..layout import VSCALE
+from ..layout import NQ, VSCALE
+from .batch import Algorithm
 from .columns import KINEMATICS_END, W_S
 from .access import add, put
-from .blocks import gather, lane_scratch, scatter, view2, view3
-from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, WORLD, chunk, ndofs, usable, user_v, workspace
-from .jit import fast, parallel, prange
-from .lanes import lanes_count
+from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, WORLD, body_rows, ndofs, sized, usable, user_v
+from .jit import allocating, fast
 from .kinematics import frame_in_world, kinematics, on_chain
 from .spatial import cross3, get6, matvec3, transpose3
 
@@ -15,17 +13,32 @@ from .spatial import cross3, get6, matvec3, transpose3
 WIDTH = KINEMATICS_END
 
 
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
+
+
 @fast
 def frame_jacobian(model, q, spec, J, H, W):
     """Placement H (4x4) of a frame and its Jacobian J (6 x nv, rows [linear; angular]) in the
     spec's reference (see `placed_jacobian`)."""
-    if not usable(q):
+    if not (sized(model, q, NQ) and usable(q)):
         return NONFINITE
     status = kinematics(model, q, W, int(spec[F_BODY]))
     if status != OK:
         return status
     placed_jacobian(model, spec, J, H, W)
     return OK
+
+
+@fast
+def frame_jacobian_lanes(model, Q, spec, J, H, W, lanes):
+    """`frame_jacobian` of L states in lanes (the batch drivers' lane step, batch.py)."""
+    if kinematics(model, Q, W, int(spec[F_BODY]), False, lanes) != OK:
+        return False
+    placed_jacobian(model, spec, J, H, W, lanes)
+    return True
 
 
 @fast
@@ -67,47 +80,5 @@ def placed_jacobian(model, spec, J, H, W, l=None):
             add(J, 5, k, l, g * ang[2])
 
 
-@fast
-def frame_jacobian_rows(model, Q, spec, J, H, status, lo, hi, W):
-    """`frame_jacobian` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = frame_jacobian(model, Q[s], spec, J[s], H[s], W)
-
-
-@fast
-def frame_jacobian_lanes(model, Q, spec, J, H, status, lo, hi, W, B, lanes):
-    """`frame_jacobian` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes); a block with
-    an unusable q or a bad quaternion in some lane runs again one state at a time."""
-    nb, nv = model.shape[0] - 1, J.shape[2]
-    WL, start = view3(B, 0, max(nb, 1), WIDTH, lanes)
-    JL, start = view3(B, start, 6, nv, lanes)
-    HL, start = view3(B, start, 4, 4, lanes)
-    QL = view2(B, start, Q.shape[1], lanes)[0]
-    body = int(spec[F_BODY])
-    for s0 in range(lo, hi, lanes_count(lanes)):
-        n = min(lanes_count(lanes), hi - s0)
-        if gather(Q, s0, n, QL, lanes) and kinematics(model, QL, WL, body, False, lanes) == OK:
-            placed_jacobian(model, spec, JL, HL, WL, lanes)
-            scatter(JL, J, s0, n, lanes)
-            scatter(HL, H, s0, n, lanes)
-            status[s0:s0 + n] = OK
-        else:
-            frame_jacobian_rows(model, Q, spec, J, H, status, s0, s0 + n, W)
-
-
-@fast
-def frame_jacobian_lane_size(model, Q, spec, J, H, lanes):
-    """Doubles of lane scratch `frame_jacobian_lanes` needs: the workspace, J, H and q."""
-    return lanes_count(lanes) * (max(model.shape[0] - 1, 1) * WIDTH + 6 * J.shape[2] + 16 + Q.shape[1])
-
-
-@parallel
-def frame_jacobian_batch(model, Q, spec, J, H, nthreads, lanes):
-    """`frame_jacobian` over a batch on nthreads threads (a workspace each), L states at a time."""
-    status = np.zeros(len(Q), np.int64)
-    size = frame_jacobian_lane_size(model, Q, spec, J, H, lanes)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        frame_jacobian_lanes(model, Q, spec, J, H, status, lo, hi, workspace(model, WIDTH), lane_scratch(size, lanes),
-                             lanes)
-    return status
+#: for the batch drivers: q in, the frame spec shared, J and H out
+Algorithm(frame_jacobian, "isoo", frame_jacobian_lanes)

@@ -1,8 +1,9 @@
-"""The numba decorators every kernel module uses, and the threading setting they need.
+"""The numba decorators every kernel module uses, the threading setting they need, and the code
+that `@overload`s generate (`generated`).
 
 The kernels allocate nothing, so they are compiled without numba's reference counting
 (_nrt=False): the atomic increments and decrements around every helper call and array view
-cost single calls 10-25 %. Only `common.workspace` and the parallel drivers allocate.
+cost single calls 10-25 %. Only the `workspace` functions and the parallel drivers allocate.
 """
 import os
 
@@ -11,7 +12,18 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from numba import njit, prange  # noqa: E402,F401
 
-fast = njit(cache=True, error_model="numpy", fastmath={"contract"}, _nrt=False)
-inline = njit(cache=True, error_model="numpy", fastmath={"contract"}, inline="always", _nrt=False)
+#: the kernels' options; an `@overload` used inside them compiles with them too (`jit_options=FAST`): a
+#: view made without reference counting and released with it would free the memory under it
+FAST = {"error_model": "numpy", "fastmath": {"contract"}, "_nrt": False}
+fast = njit(cache=True, **FAST)
+inline = njit(cache=True, inline="always", **FAST)
 allocating = njit(cache=True, error_model="numpy", fastmath={"contract"})
 parallel = njit(cache=True, parallel=True, error_model="numpy", fastmath={"contract"})
+
+
+def generated(source, names):
+    """The function `impl` that `source` defines, with `names` as its globals: an `@overload`'s code
+    written for the types it is compiled for (a tuple's length, an algorithm's roles)."""
+    scope = {}
+    exec(compile(source, "<robot_dynamics.kernels>", "exec"), dict(names), scope)
+    return scope["impl"]

@@ -12,13 +12,13 @@ the subtree (a_g = [-g; 0], the base moving up at g). Hence
 one forward pass for the velocities and one backward pass summing two spatial vectors per body,
 no mass or Coriolis matrix. Rotor inertia adds armature * qd to p (it is constant: no beta).
 """
-import numpy as np
 
-from ..layout import ARMATURE, VSCALE
+from ..layout import ARMATURE, NQ, NV, VSCALE
+from .batch import Algorithm
 from .columns import KINEMATICS_END, W_I, W_S, layout
-from .common import (NONFINITE, OK, OVERFLOW, add_torque, chunk, finite, ndofs, parent, root_acceleration, usable,
-                     user_v, workspace)
-from .jit import fast, parallel, prange
+from .common import (NONFINITE, OK, OVERFLOW, add_torque, body_rows, finite, ndofs, parent, root_acceleration, sized,
+                     usable, user_v)
+from .jit import allocating, fast
 from .kinematics import body_velocity, kinematics
 from .spatial import ZERO6, cross_force, dot6, get6, inertia_times, plus, set6
 
@@ -26,11 +26,17 @@ from .spatial import ZERO6, cross_force, dot6, get6, inertia_times, plus, set6
 W_V, W_H, W_G, WIDTH = layout((("V", 6), ("H", 6), ("G", 6)), KINEMATICS_END)
 
 
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
+
+
 @fast
 def momentum(model, q, v, p, beta, W):
     """p = M(q) v and beta = g(q) - C(q, v)^T v of one state (see the module docstring);
     NONFINITE for NaN or inf in the inputs, OVERFLOW for a result beyond a double."""
-    if not (usable(q) and usable(v)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and usable(q) and usable(v)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:
@@ -61,18 +67,5 @@ def momentum(model, q, v, p, beta, W):
     return OK if finite(p) and finite(beta) else OVERFLOW   # finite inputs, yet v^2 beyond a double
 
 
-@fast
-def momentum_rows(model, Q, V, P, B, status, lo, hi, W):
-    """`momentum` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = momentum(model, Q[s], V[s], P[s], B[s], W)
-
-
-@parallel
-def momentum_batch(model, Q, V, P, B, nthreads):
-    """`momentum` over a batch on nthreads threads (a workspace each)."""
-    status = np.zeros(len(Q), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        momentum_rows(model, Q, V, P, B, status, lo, hi, workspace(model, WIDTH))
-    return status
+#: for the batch drivers: q, v in, p and beta out
+Algorithm(momentum, "iioo")

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..layout import NV
 from .columns import layout
-from .common import NONFINITE, OK, OVERFLOW, finite, usable
+from .common import NONFINITE, OK, OVERFLOW, finite, sized, usable
 from .jit import fast
 from .momentum import momentum
 
@@ -50,7 +50,7 @@ def observer_step(model, q, v, tau, dt, gain, trapezoid, X, W):
     """One sample (q, v, tau) dt after the previous one: r_k into X[X_R] (see the module
     docstring); trapezoid: u_{k-1} is known. On any non-finite input or result the state is
     left as it was and the status says why."""
-    if not usable(tau):
+    if not (sized(model, tau, NV) and usable(tau)):
         return NONFINITE
     status = momentum(model, q, v, X[X_PNEW], X[X_BETA], W)
     if status != OK:

@@ -12,6 +12,7 @@ consistent).
 """
 import numpy as np
 
+from .cholesky import cholesky
 from .jit import fast
 
 #: a pivot counts as zero below this fraction of A's largest diagonal entry: rounding leaves
@@ -77,7 +78,7 @@ def gram_factor(A, G, r, n):
             for k in range(i, n):       # C[k, i] is zero above the diagonal
                 s += A[k, i] * A[k, j]
             G[i, j] = s
-    cholesky_in_place(G, r)
+    cholesky(G, r, -np.inf, False)
 
 
 @fast
@@ -128,19 +129,3 @@ def swap(A, perm, r, p):
         A[r, c], A[p, c] = A[p, c], A[r, c]
     for c in range(A.shape[0]):
         A[c, r], A[c, p] = A[c, p], A[c, r]
-
-
-@fast
-def cholesky_in_place(G, n):
-    """G = L L^T (G positive definite, n x n), L into G's lower triangle."""
-    for j in range(n):
-        y = G[j, j]
-        for k in range(j):
-            y -= G[j, k] * G[j, k]
-        d = np.sqrt(y)
-        G[j, j] = d
-        for i in range(j + 1, n):
-            y = G[i, j]
-            for k in range(j):
-                y -= G[i, k] * G[j, k]
-            G[i, j] = y / d

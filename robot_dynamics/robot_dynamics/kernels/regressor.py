@@ -9,21 +9,25 @@ f_i = I_i a_i + v_i x* I_i v_i, which is linear in them: f_i = A_i theta_i, ten 
 (columns), taken here in world axes about the reference point o. Joint j carries the forces of its
 subtree, so Y[j, block i] = S_j^T A_i for every j on i's path to the root, and zero elsewhere.
 """
-import numpy as np
 
-from ..layout import AXES, MIMIC, VSCALE
+from ..layout import AXES, MIMIC, NQ, NV, VSCALE
+from .batch import Algorithm
 from .access import at1
-from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
+from .blocks import finite_block
 from .columns import KINEMATICS_END, W_P, W_R, W_S, layout
-from .common import (NONFINITE, OK, OVERFLOW, chunk, enter, ndofs, parent, root_acceleration, usable, user_v,
-                     workspace)
-from .jit import fast, inline, parallel, prange
+from .common import NONFINITE, OK, OVERFLOW, body_rows, enter, ndofs, parent, root_acceleration, sized, usable, user_v
+from .jit import allocating, fast, inline
 from .kinematics import kinematics
-from .lanes import lanes_count
 from .spatial import ZERO6, axpy, cross3, cross_motion, dot6, get3, get6, get9, matvec3, plus, set6
 
 #: per body: velocity and acceleration in world axes about o
 W_V, W_A, WIDTH = layout((("V", 6), ("A", 6)), KINEMATICS_END)
+
+
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
 
 
 @fast
@@ -31,7 +35,8 @@ def regressor(model, q, v, a, body, Y, W):
     """Y(q, v, a) of one state into Y (all of it). body < 0: every body's ten columns (Y is
     nv x 10 nb); body >= 0: only that body's (Y is nv x 10). NONFINITE for NaN or inf in the
     inputs, OVERFLOW for inputs so large that Y is not finite (see `regressor_passes`)."""
-    if not (usable(q) and usable(v) and usable(a)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, a, NV) and usable(q) and usable(v)
+            and usable(a)):
         return NONFINITE
     status = kinematics(model, q, W)
     if status != OK:
@@ -39,6 +44,18 @@ def regressor(model, q, v, a, body, Y, W):
     Y[:] = 0.0      # bodies off a joint's path add nothing to its row
     regressor_passes(model, v, a, body, Y, W)
     return OK if all_finite(Y) else OVERFLOW    # finite inputs, yet v^2 beyond a double
+
+
+@fast
+def regressor_lanes(model, Q, V, A, body, Y, W, lanes):
+    """`regressor` of L states in lanes (the batch drivers' lane step, batch.py: Y's lanes zeroed
+    once, entries off the joints' paths stay zero and the others are all written: `enter`)."""
+    if kinematics(model, Q, W, -1, False, lanes) != OK:
+        return False
+    if model[-1, MIMIC]:
+        Y[:] = 0.0      # shared coordinates add to their entries
+    regressor_passes(model, V, A, body, Y, W, lanes)
+    return finite_block(Y)
 
 
 @fast
@@ -155,55 +172,5 @@ def dot3(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@fast
-def regressor_rows(model, Q, V, A, body, Y, status, lo, hi, W):
-    """`regressor` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = regressor(model, Q[s], V[s], A[s], body, Y[s], W)
-
-
-@fast
-def regressor_lanes(model, Q, V, A, body, Y, status, lo, hi, W, B, lanes):
-    """`regressor` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes); a block with an
-    unusable input, a bad quaternion or a non-finite Y in some lane runs again state by state."""
-    nb, nv = model.shape[0] - 1, V.shape[1]
-    WL, start = view3(B, 0, max(nb, 1), WIDTH, lanes)
-    YL, start = view3(B, start, nv, Y.shape[2], lanes)
-    QL, start = view2(B, start, Q.shape[1], lanes)
-    VL, start = view2(B, start, nv, lanes)
-    AL = view2(B, start, nv, lanes)[0]
-    shared = model[-1, MIMIC] != 0.0
-    YL[:] = 0.0     # entries off the joints' paths stay zero; the others are all written (`enter`)
-    for s0 in range(lo, hi, lanes_count(lanes)):
-        n = min(lanes_count(lanes), hi - s0)
-        ok = gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(A, s0, n, AL, lanes)
-        ok = ok and kinematics(model, QL, WL, -1, False, lanes) == OK
-        if ok:
-            if shared:
-                YL[:] = 0.0
-            regressor_passes(model, VL, AL, body, YL, WL, lanes)
-            ok = finite_block(YL)
-        if ok:
-            scatter(YL, Y, s0, n, lanes)
-            status[s0:s0 + n] = OK
-        else:
-            regressor_rows(model, Q, V, A, body, Y, status, s0, s0 + n, W)
-
-
-@fast
-def regressor_lane_size(model, Q, V, A, body, Y, lanes):
-    """Doubles of lane scratch `regressor_lanes` needs: the workspace, Y, q, v and a."""
-    nv = V.shape[1]
-    return lanes_count(lanes) * (max(model.shape[0] - 1, 1) * WIDTH + nv * Y.shape[2] + Q.shape[1] + 2 * nv)
-
-
-@parallel
-def regressor_batch(model, Q, V, A, body, Y, nthreads, lanes):
-    """`regressor` over a batch on nthreads threads (a workspace each), L states at a time."""
-    status = np.zeros(len(Q), np.int64)
-    size = regressor_lane_size(model, Q, V, A, body, Y, lanes)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        regressor_lanes(model, Q, V, A, body, Y, status, lo, hi, workspace(model, WIDTH), lane_scratch(size, lanes),
-                        lanes)
-    return status
+#: for the batch drivers: q, v, a in, the body (-1: all) shared, Y out
+Algorithm(regressor, "iiiso", regressor_lanes)

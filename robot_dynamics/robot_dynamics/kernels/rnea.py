@@ -2,51 +2,66 @@
 body's joint frame, where a one-coordinate joint moves along or about z and the inertia is
 constant: it needs no placements and no inertias in the world.
 
-The passes of Featherstone's ID (Rigid Body Dynamics Algorithms, table 5.1; Pinocchio's
-RneaForwardStep and RneaBackwardStep), with X_i = (E, r) the transform from the parent's joint
-frame to body i's (E its rotation, r the body's origin in the parent: the joint placement times
-the joint's motion) and the base moving up at g (a_0 = -g, RBDA ch. 5):
+Featherstone's ID (Rigid Body Dynamics Algorithms, table 5.1; Pinocchio's RneaForwardStep and
+RneaBackwardStep), the base moving up at g (a_0 = -g, RBDA ch. 5):
 
-    forward_pass       X_i = X_J(q_i) X_T(i)                  root to leaves
-                       v_i = X_i v_p + S_i qd_i
-                       a_i = X_i a_p + S_i qdd_i + v_i x S_i qd_i
+    forward_pass       X_i, v_i, a_i = jcalc(i, v_p, a_p)          root to leaves
                        f_i = I_i a_i + v_i x* I_i v_i
-    external_wrenches  f_i -= f_ext_i                         in body i's joint frame
-    backward_pass      tau_i = S_i^T f_i + armature qdd_i     leaves to root
+    external_wrenches  f_i -= f_ext_i                             in body i's joint frame
+    backward_pass      tau_i = S_i^T f_i + armature qdd_i          leaves to root
                        f_p += X_i^T f_i
 
-A one-coordinate joint's S is e_z (angular for a revolute joint, linear for a prismatic one),
-written out: v_i x S qd has four non-zero terms. A floating joint's S is the identity in its own
-frame, a planar joint's picks x, y and the turn about z.
+The joint model, where the joint's kind is decided (its S, Featherstone's table 4.1): `jcalc` gives
+X_i = X_J(q_i) X_T(i) = (E, r), the transform from the parent's joint frame to body i's (E its
+rotation, r the body's origin in the parent: the joint placement times the joint's motion), and
+the body's motion v_i = X_i v_p + S_i qd_i, a_i = X_i a_p + S_i qdd_i + v_i x S_i qd_i; its
+transpose `joint_torque` gives tau_i = S_i^T f_i. A one-coordinate joint's S is e_z (angular for a
+revolute joint, linear for a prismatic one), written out: v_i x S qd has four non-zero terms. A
+floating joint's S is the identity in its own frame, a planar joint's picks x, y and the turn about z.
 """
-import numpy as np
 
-from ..layout import ARMATURE, FREE, INERTIA, JTYPE, PLANAR, POS, PRISMATIC, QSRC, QUATERNION_TOL, REVOLUTE, ROT, VSCALE
+from ..layout import (ARMATURE, FREE, INERTIA, JTYPE, NQ, NV, PLANAR, POS, PRISMATIC, QSRC, QUATERNION_TOL, REVOLUTE,
+                      ROT, VSCALE)
 from .columns import KINEMATICS_END, W_JOINT, W_P, W_R, layout
-from .blocks import gather, lane_scratch, scatter, view2, view3
-from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, NONFINITE, OK, add_torque, chunk, fail, parent,
-                     root_acceleration, usable, usable_rows, user_v, workspace)
-from .jit import fast, inline, parallel, prange
+from .batch import Algorithm
+from .common import (BAD_QUATERNION, F_BODY, NONFINITE, OK, add_torque, body_rows, fail, parent, root_acceleration,
+                     sized, usable, usable_rows, user_v)
+from .jit import allocating, fast, inline
 from .access import at, at1, first
-from .lanes import any_lane, lanes_count
+from .lanes import any_lane
 from .kinematics import joint_angle, kinematics, world_wrench
-from .spatial import (ZERO6, axpy, cross3, cross_force, cross_motion, get3, get6, get9, inertia_times, matmul3,
-                      matvec3, plus, quaternion_matrix, rotate_z, set3, set6, set9, transpose3)
+from .spatial import (ZERO6, axpy, cross3, cross_force, cross_motion, get3, get6, get9, inertia_times, matmul3, matvec3,
+                      plus, quaternion_matrix, rotate_z, set3, set6, set9, transpose3)
 
 #: per body: velocity, acceleration, force, and X, the transform from the parent's joint frame (E, r)
 W_V, W_A, W_F, W_X, WIDTH = layout((("V", 6), ("A", 6), ("F", 6), ("X", 12)), KINEMATICS_END)
 
 
+@allocating
+def workspace(model):
+    """One state's scratch: a row of WIDTH columns per body."""
+    return body_rows(model, WIDTH)
+
+
 @fast
 def rnea(model, q, v, a, ext, tau, W):
     """Inverse dynamics tau = M a + C v + g - J^T f_ext of one state (see `newton_euler`)."""
-    if not (usable(q) and usable(v) and usable(a) and usable_rows(ext)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, a, NV) and usable(q) and usable(v)
+            and usable(a) and usable_rows(ext)):
         return NONFINITE
     if ext.shape[0]:        # wrenches are placed in the world
         status = kinematics(model, q, W)
         if status != OK:
             return status
     return newton_euler(model, q, v, a, ext, tau, W, ext.shape[0] > 0)
+
+
+@fast
+def rnea_lanes(model, Q, V, A, EXT, TAU, W, lanes):
+    """`rnea` of L states in lanes (the batch drivers' lane step, batch.py; inputs checked there)."""
+    if EXT.shape[0] and kinematics(model, Q, W, -1, False, lanes) != OK:
+        return False
+    return newton_euler(model, Q, V, A, EXT, TAU, W, EXT.shape[0] > 0, lanes) == OK
 
 
 @fast
@@ -71,35 +86,14 @@ def forward_pass(model, q, v, a, W, l):
     in its joint frame. BAD_QUATERNION (with the body) for a floating joint whose quaternion is
     not unit."""
     for i in range(model.shape[0] - 1):
-        par, jt, k = parent(model, i), model[i, JTYPE], user_v(model, i, 0)
-        # X_i = X_J(q_i) X_T(i)
-        not_unit, E, r = joint_transform(model, q, W, i, l)
+        par = parent(model, i)
+        # X_i, v_i = X_i v_p + S qd, a_i = X_i a_p + S qdd + v_i x S qd (v_0 = 0, a_0 = -g)
+        not_unit, E, r, vi, ai = jcalc(model, q, v, a, W, i, get6(W, par, W_V, l) if par >= 0 else ZERO6,
+                                       get6(W, par, W_A, l) if par >= 0 else root_acceleration(model), l)
         if any_lane(not_unit):
             return fail(BAD_QUATERNION, i)
         set9(W, i, W_X, E, l)
         set3(W, i, W_X + 9, r, l)
-        # X_i v_p and X_i a_p, a_p = -g at the root
-        vi = to_child(E, r, get6(W, par, W_V, l) if par >= 0 else ZERO6)
-        ai = to_child(E, r, get6(W, par, W_A, l) if par >= 0 else root_acceleration(model))
-        # v_i = X_i v_p + S qd, a_i = X_i a_p + S qdd + v_i x S qd
-        if jt == REVOLUTE:      # S = e_z angular
-            qd, qdd = at1(v, k, l) * model[i, VSCALE], at1(a, k, l) * model[i, VSCALE]
-            vi = (vi[0], vi[1], vi[2], vi[3], vi[4], vi[5] + qd)
-            ai = (ai[0] + vi[1] * qd, ai[1] - vi[0] * qd, ai[2], ai[3] + vi[4] * qd, ai[4] - vi[3] * qd, ai[5] + qdd)
-        elif jt == PRISMATIC:   # S = e_z linear
-            qd, qdd = at1(v, k, l) * model[i, VSCALE], at1(a, k, l) * model[i, VSCALE]
-            vi = (vi[0], vi[1], vi[2] + qd, vi[3], vi[4], vi[5])
-            ai = (ai[0] + vi[4] * qd, ai[1] - vi[3] * qd, ai[2] + qdd, ai[3], ai[4], ai[5])
-        else:                   # floating: S = 1; planar: S picks x, y and the turn about z
-            if jt == FREE:
-                vJ = get_coordinates(v, k, l)
-                aJ = get_coordinates(a, k, l)
-            else:
-                vJ = (at1(v, k, l), at1(v, k + 1, l), 0.0, 0.0, 0.0, at1(v, k + 2, l))
-                aJ = (at1(a, k, l), at1(a, k + 1, l), 0.0, 0.0, 0.0, at1(a, k + 2, l))
-            vi, ai = plus(vi, vJ), plus(ai, aJ)
-            if par >= 0:        # at the root v_i = S qd: v_i x S qd = 0
-                ai = plus(ai, cross_motion(vi, vJ))
         set6(W, i, W_V, vi, l)
         set6(W, i, W_A, ai, l)
         # f_i = I_i a_i + v_i x* I_i v_i
@@ -107,18 +101,16 @@ def forward_pass(model, q, v, a, W, l):
     return OK
 
 
-@fast
-def get_coordinates(x, k, l):
-    """The six coordinates x[k:k+6] of a floating joint."""
-    return (at1(x, k, l), at1(x, k + 1, l), at1(x, k + 2, l), at1(x, k + 3, l), at1(x, k + 4, l), at1(x, k + 5, l))
-
-
 @inline
-def joint_transform(model, q, W, i, l):
-    """X_i = X_J(q_i) X_T(i) = (E, r) after the joint angles: with (R, p) the joint's placement
-    and its motion applied after it, E = R^T and r = p. First True (in a lane) for a floating
-    joint whose quaternion is not unit."""
-    jt, iq, R, p = model[i, JTYPE], int(model[i, QSRC]), get9(model, i, ROT), get3(model, i, POS)
+def jcalc(model, q, v, a, W, i, vp, ap, l):
+    """The joint model of body i (Featherstone's jcalc, RBDA table 4.1; Pinocchio's JointModel calc):
+    X_i = X_J(q_i) X_T(i) = (E, r) after the joint angles (`joint_angle`): with (R, p) the joint's
+    placement and its motion applied after it, E = R^T and r = p; and the parent's velocity and
+    acceleration v_p, a_p carried into the body with the joint's motion added, v_i = X_i v_p + S qd
+    and a_i = X_i a_p + S qdd + v_i x S qd. First: True (in some lane) for a floating joint whose
+    quaternion is not unit."""
+    jt, iq, k = model[i, JTYPE], int(model[i, QSRC]), user_v(model, i, 0)
+    R, p = get9(model, i, ROT), get3(model, i, POS)
     not_unit = False
     if jt == REVOLUTE:          # a turn about z
         R = rotate_z(R, at(W, i, W_JOINT + 1, l), at(W, i, W_JOINT + 2, l))
@@ -133,7 +125,50 @@ def joint_transform(model, q, W, i, l):
     else:                       # planar: a slide in x-y, then a turn about z
         t = matvec3(R, (at1(q, iq, l), at1(q, iq + 1, l), 0.0))
         R, p = rotate_z(R, at(W, i, W_JOINT + 1, l), at(W, i, W_JOINT + 2, l)), (p[0] + t[0], p[1] + t[1], p[2] + t[2])
-    return not_unit, transpose3(R), p
+    E = transpose3(R)
+    vi, ai = to_child(E, p, vp), to_child(E, p, ap)
+    if jt == REVOLUTE:          # S = e_z angular
+        qd, qdd = at1(v, k, l) * model[i, VSCALE], at1(a, k, l) * model[i, VSCALE]
+        vi = (vi[0], vi[1], vi[2], vi[3], vi[4], vi[5] + qd)
+        ai = (ai[0] + vi[1] * qd, ai[1] - vi[0] * qd, ai[2], ai[3] + vi[4] * qd, ai[4] - vi[3] * qd, ai[5] + qdd)
+    elif jt == PRISMATIC:       # S = e_z linear
+        qd, qdd = at1(v, k, l) * model[i, VSCALE], at1(a, k, l) * model[i, VSCALE]
+        vi = (vi[0], vi[1], vi[2] + qd, vi[3], vi[4], vi[5])
+        ai = (ai[0] + vi[4] * qd, ai[1] - vi[3] * qd, ai[2] + qdd, ai[3], ai[4], ai[5])
+    else:                       # floating: S = 1; planar: S picks x, y and the turn about z
+        if jt == FREE:
+            vJ = get_coordinates(v, k, l)
+            aJ = get_coordinates(a, k, l)
+        else:
+            vJ = (at1(v, k, l), at1(v, k + 1, l), 0.0, 0.0, 0.0, at1(v, k + 2, l))
+            aJ = (at1(a, k, l), at1(a, k + 1, l), 0.0, 0.0, 0.0, at1(a, k + 2, l))
+        vi, ai = plus(vi, vJ), plus(ai, aJ)
+        if parent(model, i) >= 0:   # at the root v_i = S qd: v_i x S qd = 0
+            ai = plus(ai, cross_motion(vi, vJ))
+    return not_unit, E, p, vi, ai
+
+
+@inline
+def joint_torque(model, a, f, tau, i, l):
+    """tau_i += S_i^T f_i for body i's joint (the transpose of `jcalc`'s S), plus armature qdd_i for
+    one coordinate, into the user's coordinates (mimic joints: times their scale, to their leader's)."""
+    jt = model[i, JTYPE]
+    if jt == FREE:
+        for d in range(6):
+            add_torque(model, i, d, f[d], tau, l)
+    elif jt == PLANAR:
+        add_torque(model, i, 0, f[0], tau, l)
+        add_torque(model, i, 1, f[1], tau, l)
+        add_torque(model, i, 2, f[5], tau, l)
+    else:
+        qdd = at1(a, user_v(model, i, 0), l) * model[i, VSCALE]
+        add_torque(model, i, 0, (f[2] if jt == PRISMATIC else f[5]) + model[i, ARMATURE] * qdd, tau, l)
+
+
+@fast
+def get_coordinates(x, k, l):
+    """The six coordinates x[k:k+6] of a floating joint."""
+    return (at1(x, k, l), at1(x, k + 1, l), at1(x, k + 2, l), at1(x, k + 3, l), at1(x, k + 4, l), at1(x, k + 5, l))
 
 
 @fast
@@ -155,18 +190,9 @@ def backward_pass(model, a, tau, W, l):
     """Leaves to root: each joint's torque, and its body's force handed to the parent."""
     tau[:] = 0.0
     for i in range(model.shape[0] - 2, -1, -1):
-        par, jt, fi = parent(model, i), model[i, JTYPE], get6(W, i, W_F, l)
-        # tau_i = S_i^T f_i (+ armature qdd_i for one coordinate)
-        if jt == FREE:
-            for d in range(6):
-                add_torque(model, i, d, fi[d], tau, l)
-        elif jt == PLANAR:
-            add_torque(model, i, 0, fi[0], tau, l)
-            add_torque(model, i, 1, fi[1], tau, l)
-            add_torque(model, i, 2, fi[5], tau, l)
-        else:
-            qdd = at1(a, user_v(model, i, 0), l) * model[i, VSCALE]
-            add_torque(model, i, 0, (fi[2] if jt == PRISMATIC else fi[5]) + model[i, ARMATURE] * qdd, tau, l)
+        par, fi = parent(model, i), get6(W, i, W_F, l)
+        # tau_i = S_i^T f_i + armature qdd_i
+        joint_torque(model, a, fi, tau, i, l)
         # f_p += X_i^T f_i
         if par >= 0:
             set6(W, par, W_F, plus(get6(W, par, W_F, l), to_parent(get9(W, i, W_X, l), get3(W, i, W_X + 9, l), fi)), l)
@@ -188,53 +214,5 @@ def to_parent(E, r, f):
     return fl + (n[0] + rf[0], n[1] + rf[1], n[2] + rf[2])
 
 
-@fast
-def rnea_rows(model, Q, V, A, EXT, TAU, status, lo, hi, W):
-    """`rnea` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = rnea(model, Q[s], V[s], A[s], EXT[s], TAU[s], W)
-
-
-@fast
-def rnea_lanes(model, Q, V, A, EXT, TAU, status, lo, hi, W, B, lanes):
-    """`rnea` over states lo..hi, L at a time (the lane marker `lanes`, see lanes.py): each block
-    of states transposed into the lane scratch B (`lane_size`), `newton_euler` on all of them at
-    once, the torques transposed back. A block with an unusable input or a failing lane runs again
-    one state at a time (`rnea_rows` with W), which gives each state its own status."""
-    nb, nq, nv, ne = model.shape[0] - 1, Q.shape[1], V.shape[1], EXT.shape[1]
-    WL, start = view3(B, 0, max(nb, 1), WIDTH, lanes)
-    QL, start = view2(B, start, nq, lanes)
-    VL, start = view2(B, start, nv, lanes)
-    AL, start = view2(B, start, nv, lanes)
-    TL, start = view2(B, start, nv, lanes)
-    EL = view3(B, start, ne, EXT.shape[2], lanes)[0]
-    for s0 in range(lo, hi, lanes_count(lanes)):
-        n = min(lanes_count(lanes), hi - s0)
-        ok = gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(A, s0, n, AL, lanes) & \
-            gather(EXT, s0, n, EL, lanes)
-        if ok and ne:
-            ok = kinematics(model, QL, WL, -1, False, lanes) == OK
-        ok = ok and newton_euler(model, QL, VL, AL, EL, TL, WL, ne > 0, lanes) == OK
-        if ok:
-            scatter(TL, TAU, s0, n, lanes)
-            status[s0:s0 + n] = OK
-        else:
-            rnea_rows(model, Q, V, A, EXT, TAU, status, s0, s0 + n, W)
-
-
-@fast
-def rnea_lane_size(model, Q, V, A, EXT, TAU, lanes):
-    """Doubles of lane scratch `rnea_lanes` needs: the workspace, q, v, a, tau and the wrenches."""
-    return lanes_count(lanes) * (max(model.shape[0] - 1, 1) * WIDTH + Q.shape[1] + 3 * V.shape[1]
-                                 + EXT.shape[1] * EXT_COLS)
-
-
-@parallel
-def rnea_batch(model, Q, V, A, EXT, TAU, nthreads, lanes):
-    """`rnea` over a batch on nthreads threads (a workspace each), L states at a time."""
-    status = np.zeros(len(Q), np.int64)
-    size = rnea_lane_size(model, Q, V, A, EXT, TAU, lanes)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        rnea_lanes(model, Q, V, A, EXT, TAU, status, lo, hi, workspace(model, WIDTH), lane_scratch(size, lanes), lanes)
-    return status
+#: for the batch drivers: q, v, a and the external wrenches in, tau out
+Algorithm(rnea, "iiiio", rnea_lanes)

@@ -28,17 +28,16 @@ diagonal. Mimic joints: tau = G^T tau_full, so each entry is G^T (.) G, summed w
 """
 import numpy as np
 
-from ..layout import ARMATURE, FREE, JTYPE, QSRC, ROT, SUBTREE_END, VSCALE
+from ..layout import ARMATURE, FREE, JTYPE, NQ, NV, QSRC, ROT, SUBTREE_END, VSCALE
+from .batch import Algorithm
 from .columns import KINEMATICS_END, W_I, W_S, layout
 from .access import add, at, at1, first, put
-from .blocks import finite_block, gather, lane_scratch, scatter, view2, view3
-from .common import (NONFINITE, OK, OVERFLOW, add_torque, chunk, ndofs, parent, root_acceleration, usable,
-                     user_v)
-from .jit import allocating, fast, parallel, prange
+from .blocks import finite_block
+from .common import NONFINITE, OK, OVERFLOW, add_torque, ndofs, parent, root_acceleration, sized, usable, user_v
+from .jit import allocating, fast
 from .kinematics import kinematics
-from .lanes import lanes_count
-from .spatial import (ZERO3, ZERO6, axpy, cross3, cross_force, cross_motion, dot6, get6, get9, get10, inertia_times,
-                      matmul3, matvec3, plus, quaternion_matrix, set6, set10, transpose3)
+from .spatial import (ZERO3, ZERO6, axpy, cross3, cross_force, cross_motion, dot6, get10, get6, get9, inertia_times,
+                      matmul3, matvec3, plus, quaternion_matrix, set10, set6, transpose3)
 
 #: per body: velocity, acceleration (gravity included) and momentum h = I v; f, then F (the subtree's
 #: force); the subtree's momentum hc, inertia Ic (W_I keeps the body's own) and inertia rate Idotc
@@ -54,7 +53,7 @@ Z_P, Z_Q, Z_FQ, Z_FV, Z_USER, Z_SCALE, Z_PSI, Z_ALPHA, Z_BETA, Z_END = layout(
 
 
 @allocating
-def derivatives_workspace(model):
+def workspace(model):
     """Scratch for one state: a row per body, then a row per coordinate in tree order (the full
     coordinates: a mimic joint has its own), and a row for a vector (`vector_row`)."""
     nb, nf = model.shape[0] - 1, 0
@@ -76,7 +75,8 @@ def vector_row(model):
 def rnea_derivatives(model, q, v, a, dtau_dq, dtau_dv, M, W):
     """d tau / dq (tangent space), d tau / dv and M of one state (see the module docstring).
     OVERFLOW where finite inputs give inf."""
-    if not (usable(q) and usable(v) and usable(a)):
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, a, NV) and usable(q) and usable(v)
+            and usable(a)):
         return NONFINITE
     status = kinematics(model, q, W, base_frame=True)
     if status != OK:
@@ -85,6 +85,15 @@ def rnea_derivatives(model, q, v, a, dtau_dq, dtau_dv, M, W):
     if not (finite_matrix(dtau_dq) and finite_matrix(dtau_dv) and finite_matrix(M)):
         return OVERFLOW     # finite inputs and still inf: absurdly large inputs
     return OK
+
+
+@fast
+def rnea_derivatives_lanes(model, Q, V, A, DQ, DV, M, W, lanes):
+    """`rnea_derivatives` of L states in lanes (the batch drivers' lane step, batch.py)."""
+    if kinematics(model, Q, W, -1, True, lanes) != OK:
+        return False
+    derivative_passes(model, Q, V, A, DQ, DV, M, W, lanes)
+    return finite_block(DQ) and finite_block(DV) and finite_block(M)
 
 
 @fast
@@ -364,56 +373,5 @@ def finite_matrix(X):
     return bad == 0
 
 
-@fast
-def rnea_derivatives_rows(model, Q, V, A, DQ, DV, M, status, lo, hi, W):
-    """`rnea_derivatives` over states lo..hi of the batch, on one thread, with one workspace."""
-    for s in range(lo, hi):
-        status[s] = rnea_derivatives(model, Q[s], V[s], A[s], DQ[s], DV[s], M[s], W)
-
-
-@fast
-def rnea_derivatives_lanes(model, Q, V, A, DQ, DV, M, status, lo, hi, W, B, lanes):
-    """`rnea_derivatives` over states lo..hi, L at a time (lanes, see rnea.rnea_lanes); a block with
-    an unusable input, a bad quaternion or a non-finite result in some lane runs again state by state."""
-    nv = V.shape[1]
-    WL, start = view3(B, 0, vector_row(model) + 1, max(WIDTH, Z_END), lanes)
-    DQL, start = view3(B, start, nv, nv, lanes)
-    DVL, start = view3(B, start, nv, nv, lanes)
-    ML, start = view3(B, start, nv, nv, lanes)
-    QL, start = view2(B, start, Q.shape[1], lanes)
-    VL, start = view2(B, start, nv, lanes)
-    AL = view2(B, start, nv, lanes)[0]
-    for s0 in range(lo, hi, lanes_count(lanes)):
-        n = min(lanes_count(lanes), hi - s0)
-        ok = gather(Q, s0, n, QL, lanes) & gather(V, s0, n, VL, lanes) & gather(A, s0, n, AL, lanes)
-        ok = ok and kinematics(model, QL, WL, -1, True, lanes) == OK
-        if ok:
-            derivative_passes(model, QL, VL, AL, DQL, DVL, ML, WL, lanes)
-            ok = finite_block(DQL) and finite_block(DVL) and finite_block(ML)
-        if ok:
-            scatter(DQL, DQ, s0, n, lanes)
-            scatter(DVL, DV, s0, n, lanes)
-            scatter(ML, M, s0, n, lanes)
-            status[s0:s0 + n] = OK
-        else:
-            rnea_derivatives_rows(model, Q, V, A, DQ, DV, M, status, s0, s0 + n, W)
-
-
-@fast
-def rnea_derivatives_lane_size(model, Q, V, A, DQ, DV, M, lanes):
-    """Doubles of lane scratch `rnea_derivatives_lanes` needs: the workspace, three nv x nv blocks,
-    q, v and a."""
-    rows, nv = vector_row(model) + 1, V.shape[1]
-    return lanes_count(lanes) * (rows * max(WIDTH, Z_END) + 3 * nv * nv + Q.shape[1] + 2 * nv)
-
-
-@parallel
-def rnea_derivatives_batch(model, Q, V, A, DQ, DV, M, nthreads, lanes):
-    """`rnea_derivatives` over a batch on nthreads threads (a workspace each), L states at a time."""
-    status = np.zeros(len(Q), np.int64)
-    size = rnea_derivatives_lane_size(model, Q, V, A, DQ, DV, M, lanes)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q), nthreads)
-        rnea_derivatives_lanes(model, Q, V, A, DQ, DV, M, status, lo, hi, derivatives_workspace(model),
-                               lane_scratch(size, lanes), lanes)
-    return status
+#: for the batch drivers: q, v, a in, d tau / dq, d tau / dv and M out
+Algorithm(rnea_derivatives, "iiiooo", rnea_derivatives_lanes)

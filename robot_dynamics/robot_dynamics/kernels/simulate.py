@@ -14,10 +14,12 @@ The torque of step s, TAU[s] (or TAU[0] for a constant one), is held over the st
 """
 import numpy as np
 
-from .common import OK, chunk
+from ..layout import NQ, NV
+from .batch import Algorithm
+from .common import OK
 from .configuration import integrate, tangent_rate
 from .aba import WIDTH, aba
-from .jit import allocating, fast, parallel, prange
+from .jit import allocating, fast
 
 EULER, SEMI_IMPLICIT, RK4 = 0, 1, 2
 #: rows of the scratch (width max(nq, nv)): stage accelerations and rates, theta, stage q and v, mask
@@ -26,9 +28,10 @@ ROWS = 12
 
 
 @allocating
-def scratch(model, nq, nv):
-    """The loop's vectors and the ABA kernel's workspace for one state."""
-    nb = model.shape[0] - 1
+def workspace(model):
+    """One state's scratch: the loop's vectors, the ABA kernel's workspace and its mask of known
+    coordinates (none)."""
+    nb, nq, nv = model.shape[0] - 1, int(model[-1, NQ]), int(model[-1, NV])
     return np.zeros((ROWS, max(nq, nv, 1))), np.empty((max(nb + nv, 1), max(WIDTH, 2 * nv + 4))), np.zeros(nv, np.bool_)
 
 
@@ -91,18 +94,12 @@ def trajectory(model, q0, v0, TAU, ext, dt, method, Q, V, S, W, known):
 
 
 @fast
-def trajectory_rows(model, Q0, V0, TAU, ext, dt, method, Q, V, status, failed, lo, hi, S, W, known):
-    """`trajectory` for the states lo..hi of a batch (TAU one per state or one for all)."""
-    for n in range(lo, hi):
-        status[n], failed[n] = trajectory(model, Q0[n], V0[n], TAU[min(n, TAU.shape[0] - 1)], ext, dt, method,
-                                          Q[n], V[n], S, W, known)
+def simulation(model, q0, v0, TAU, ext, dt, method, Q, V, failed, S, W, known):
+    """`trajectory` of one initial state, the failing step (or -1) into failed[0]; returns the status."""
+    status, failed[0] = trajectory(model, q0, v0, TAU, ext, dt, method, Q, V, S, W, known)
+    return status
 
 
-@parallel
-def trajectory_batch(model, Q0, V0, TAU, ext, dt, method, Q, V, nthreads):
-    status, failed = np.zeros(len(Q0), np.int64), np.zeros(len(Q0), np.int64)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, len(Q0), nthreads)
-        S, W, known = scratch(model, Q0.shape[1], V0.shape[1])
-        trajectory_rows(model, Q0, V0, TAU, ext, dt, method, Q, V, status, failed, lo, hi, S, W, known)
-    return status, failed
+#: for the batch drivers: q0, v0 in, the torques (one schedule for all or one per state), the wrenches, dt
+#: and the method shared, the trajectories and the failing step out
+Algorithm(simulation, "iirsssooo")

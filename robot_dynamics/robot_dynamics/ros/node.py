@@ -35,10 +35,10 @@ PARTS = tuple(kind for feature in FEATURES for kind in feature.parts())
 class DynamicsNode(Shared, Node):
     """The node; joint_states arrives on a helper node (`joint_states_node`), spun by main() on a thread
     of its own. `lock` guards what the threads share: the configuration, the measured state, the parts'
-    state, the counters, the output messages, and every dynamics computation (single-state calls reuse
-    the model's workspace). Nothing is logged while it is held. interrupted: a callable, true once the
-    process was asked to stop (checked between warm-up calls). StartupError if a parameter or the URDF
-    given as a parameter is invalid at start-up (the message names it)."""
+    state, the counters, the output messages, and every dynamics computation (single-state calls of
+    this thread share its rd.Data of the model). Nothing is logged while it is held. interrupted: a
+    callable, true once the process was asked to stop (checked between warm-up calls). StartupError if a
+    parameter or the URDF given as a parameter is invalid at start-up (the message names it)."""
 
     def __init__(self, interrupted=None, **kwargs):
         super().__init__("robot_dynamics", **kwargs)

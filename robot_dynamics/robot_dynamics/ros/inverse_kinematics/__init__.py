@@ -27,13 +27,14 @@ def parts():
     return (InverseKinematicsService,)
 
 
-def solve(model, measured_q, world_frame, request, response):
+def solve(model, measured_q, world_frame, request, response, data=None):
     """Fill `response` (joint_names, positions, base_pose, converged, error, iterations, message) for
     `request` from the measured configuration `measured_q` (model order, not modified); world_frame:
-    the frame_id of the last ~/base_pose ("" if none). True if converged."""
+    the frame_id of the last ~/base_pose ("" if none); data: the caller's buffers (rd.Data of the
+    model), None: the thread's. True if converged."""
     names, iq = _joints(model, request.joint_names)
     q0 = _seed(model, measured_q, request, names, iq)
-    target = _target(model, request, world_frame)
+    target = _target(model, request, world_frame, data)
     weights = finite(request.weights, "weights") if len(request.weights) else None
     tolerance = float(request.tolerance)
     if not (math.isfinite(tolerance) and tolerance >= 0):
@@ -44,7 +45,8 @@ def solve(model, measured_q, world_frame, request, response):
         raise ValueError(f"restarts must be 0 to {MAX_RESTARTS}, got {request.restarts}")
     try:
         result = rd.inverse_kinematics(model, request.frame, target, q0, weights=weights, tolerance=tolerance,
-                                       max_iterations=int(request.max_iterations), restarts=int(request.restarts))
+                                       max_iterations=int(request.max_iterations), restarts=int(request.restarts),
+                                       data=data)
     except KeyError as exc:     # an unknown frame: the model's KeyError lists its frames
         raise ValueError(f"frame: {exc.args[0]}") from None
     q = result.q
@@ -53,7 +55,7 @@ def solve(model, measured_q, world_frame, request, response):
     response.joint_names = names
     response.positions = q[iq].tolist()
     if model.root_joint is not None:
-        position, quaternion = lie.pose(rd.frame_placement(model, q, root_link(model)))
+        position, quaternion = lie.pose(rd.frame_placement(model, q, root_link(model), data=data))
         p, o = response.base_pose.position, response.base_pose.orientation
         p.x, p.y, p.z = position.tolist()
         o.x, o.y, o.z, o.w = quaternion.tolist()
@@ -94,7 +96,7 @@ def world_fixed_frames(model):
     return [name for name in model.frame_names if model.frame(name).body < 0]
 
 
-def _target(model, request, world_frame):
+def _target(model, request, world_frame, data=None):
     """The target as the library takes it: a world 4x4 placement, or a world position (position_only)."""
     pose, frame_id = request.target.pose, request.target.header.frame_id
     p = finite([pose.position.x, pose.position.y, pose.position.z], "target.pose.position")
@@ -110,5 +112,5 @@ def _target(model, request, world_frame):
             world = f"empty, or the last ~/base_pose's {world_frame!r}" if world_frame else "empty (the world)"
             raise ValueError(f"target.header.frame_id {frame_id!r} is not accepted: it must be {world}, or a frame "
                              f"of the model that no joint moves ({', '.join(fixed) or 'this model has none'})")
-        T = rd.frame_placement(model, rd.neutral(model), frame_id) @ T
+        T = rd.frame_placement(model, rd.neutral(model), frame_id, data=data) @ T
     return T[:3, 3].copy() if request.position_only else T

@@ -1,13 +1,11 @@
 """~/inverse_kinematics (InverseKinematics.srv): rd.inverse_kinematics of one frame from the measured
 state or a given seed (inverse_kinematics/__init__.py has the request's rules).
 
-The solve runs on a copy of the configuration's model that has its own buffers, with the node's lock
+The solve runs with buffers of its own (an rd.Data of the configuration's model), with the node's lock
 released: an unreachable target tried from 30 random configurations takes milliseconds (tens on a
 humanoid), and joint_states is not held up for it (the lock is held to read the configuration and the
 measured state only). Unlike the other services, a finite answer that did not converge goes back with
 its configuration, error and reason, and success=false."""
-import copy
-
 import numpy as np
 from geometry_msgs.msg import PoseStamped
 from robot_dynamics_interfaces.srv import InverseKinematics
@@ -22,7 +20,7 @@ class InverseKinematicsService(Part):
 
     def __init__(self, node):
         super().__init__(node)
-        self.model = self.model_of = None     # the solver's copy of a configuration's model, and that model
+        self.data = self.model = None         # the solver's buffers, and the model they are for
         node.create_service(InverseKinematics, "~/inverse_kinematics", self.serve)
 
     @staticmethod
@@ -65,12 +63,10 @@ class InverseKinematicsService(Part):
                 config = node.config
                 if config is None:
                     raise ValueError(node.no_model())
-                if self.model_of is not config.model:
-                    # the model's arrays are never changed once configured: share them, not the buffers
-                    self.model, self.model_of = copy.copy(config.model), config.model
-                    self.model.workspace = None
-                model, measured, world = self.model, node.state.q.copy(), node.state.base_frame
-            converged = kinematics.solve(model, measured, world, request, response)
+                if self.model is not config.model:
+                    self.data, self.model = rd.Data(config.model), config.model
+                model, data, measured, world = self.model, self.data, node.state.q.copy(), node.state.base_frame
+            converged = kinematics.solve(model, measured, world, request, response, data)
         except Exception as exc:
             return node.refuse(response, exc, "inverse_kinematics")
         response.success = converged

@@ -28,12 +28,10 @@ state, which may be old, never carries a new message's stamp. Otherwise the next
 time-optimal trajectory, and a timed trajectory -> the torques it needs against the limits.
 
 Unlike the other services, these run outside the node's lock: a request takes the lock only to read
-the configuration and the measured state, then computes on a copy of the model with buffers of its
-own (made once per configuration), so that a long request (1000 gridpoints, thousands of points)
+the configuration and the measured state, then computes with buffers of its own (an rd.Data made
+once per configuration), so that a long request (1000 gridpoints, thousands of points)
 never holds up the joint_states path beyond what the GIL does. Errors, and results that are not
 finite, become success=false with the message, as node.serve does."""
-import copy
-
 import numpy as np
 from robot_dynamics_interfaces import srv
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -216,12 +214,12 @@ class TrajectoryServices(Part):
 
     def __init__(self, node):
         super().__init__(node)
-        self.config = self.model = None      # the configuration and the services' copy of its model
+        self.config = self.data = None      # the configuration and the services' buffers for its model
         for name, kind, handler in SERVICES:
             node.create_service(kind, f"~/{name}", self._service(handler))
 
     def configure(self, config, keep):
-        self.config, self.model = config, own_buffers(config.model)
+        self.config, self.data = config, rd.Data(config.model)
 
     @staticmethod
     def warm(config):
@@ -239,14 +237,14 @@ class TrajectoryServices(Part):
         ones, large = [1.0] * len(names), [1e6] * len(names)
         trajectory = JointTrajectory(joint_names=names, points=points)
         calls = [("check_trajectory", lambda: services.check_trajectory(
-            config, own_buffers(model), held, srv.CheckTrajectory.Request(trajectory=trajectory, effort_limits=large,
-                                                                          sample_period=0.01),
-            srv.CheckTrajectory.Response()))]
+            config, model, held, srv.CheckTrajectory.Request(trajectory=trajectory, effort_limits=large,
+                                                             sample_period=0.01),
+            srv.CheckTrajectory.Response(), rd.Data(model)))]
         if model.joint_offset == (0, 0):        # time_parameterize times one-coordinate joints only
             request = srv.TimeParameterize.Request(waypoints=trajectory, velocity_limits=ones, acceleration_limits=ones,
                                                    effort_limits=large, gridpoints=rd.PARALLEL_MIN_BATCH)
             calls.append(("time_parameterize", lambda: services.time_parameterize(
-                config, own_buffers(model), held, request, srv.TimeParameterize.Response())))
+                config, model, held, request, srv.TimeParameterize.Response(), rd.Data(model))))
         return calls
 
     def _service(self, handler):
@@ -255,11 +253,11 @@ class TrajectoryServices(Part):
         def serve(request, response):
             try:
                 with node.lock:
-                    config, model = self.config, self.model
+                    config, data = self.config, self.data
                     if config is None or node.config is None:
                         raise ValueError(node.no_model())
                     held = node.state.q.copy()
-                handler(config, model, held, request, response)
+                handler(config, config.model, held, request, response, data)
                 response.success, response.message = True, "ok"
             except Exception as exc:
                 response = node.refuse(response, exc, handler.__name__)
@@ -267,10 +265,3 @@ class TrajectoryServices(Part):
         serve.__name__ = handler.__name__
         return serve
 
-
-def own_buffers(model):
-    """The model with scratch buffers of its own (a shallow copy: the model's arrays are never written
-    after it is built), so that a service computes on it while the joint_states thread uses the model's."""
-    twin = copy.copy(model)
-    twin.workspace = None
-    return twin

@@ -41,9 +41,9 @@ def _points(msg, times, *fields):
     msg.points = points
 
 
-def time_parameterize(config, model, held_q, req, res):
+def time_parameterize(config, model, held_q, req, res, data=None):
     """~/time_parameterize: waypoints -> the time-optimal trajectory (TOPP-RA, interpolation scheme) of
-    the path through them. model: config.model or a copy of it with buffers of its own."""
+    the path through them. data: the caller's buffers (rd.Data of the model), None: the thread's."""
     waypoints = req.waypoints
     cols = Columns(config, waypoints.joint_names, "waypoints")
     W = _waypoints(cols, waypoints, held_q)
@@ -58,8 +58,8 @@ def time_parameterize(config, model, held_q, req, res):
                          scaling(req.effort_scaling, "effort_scaling"))
     s, q, dq, ddq = rd.path_through_waypoints(W, gridpoints)
     tp = rd.time_parameterize(model, s, q, dq, ddq, velocity_limits=velocity, acceleration_limits=acceleration,
-                              effort_limits=effort, discretization="interpolation")
-    a, tau = point_accelerations(model, tp, dq, ddq)
+                              effort_limits=effort, discretization="interpolation", data=data)
+    a, tau = point_accelerations(model, tp, dq, ddq, data)
     for x, name in ((tp.v, "velocities"), (a, "accelerations"), (tau, "efforts")):
         if not np.isfinite(x).all():
             raise ValueError(f"the {name} computed are not finite (the request's values are too large)")
@@ -70,7 +70,7 @@ def time_parameterize(config, model, held_q, req, res):
     return tp
 
 
-def point_accelerations(model, tp, dq, ddq):
+def point_accelerations(model, tp, dq, ddq, data=None):
     """The accelerations and torques a trajectory point carries: the profile's path acceleration is
     constant on each segment (sdd_i, s_i to s_i+1) and jumps at the gridpoints, so gridpoint i gets the
     mean of sdd_i-1 and sdd_i (the first sdd_0, the last the mean of sdd_N-1 and sdd_end): qdd = q' sdd
@@ -81,7 +81,7 @@ def point_accelerations(model, tp, dq, ddq):
     right = np.append(tp.sdd, tp.sdd_end)
     left = np.concatenate((tp.sdd[:1], tp.sdd))
     a = dq * (0.5 * (left + right))[:, None] + ddq * (tp.sd ** 2)[:, None]
-    return a, rd.inverse_dynamics(model, tp.q, tp.v, a)
+    return a, rd.inverse_dynamics(model, tp.q, tp.v, a, data=data)
 
 
 def _waypoints(cols, waypoints, held_q):
@@ -108,9 +108,9 @@ def _waypoints(cols, waypoints, held_q):
     return W
 
 
-def check_trajectory(config, model, held_q, req, res):
+def check_trajectory(config, model, held_q, req, res, data=None):
     """~/check_trajectory: the torques a timed trajectory needs at its points (and every sample_period
-    along its interpolation) against the effort limits."""
+    along its interpolation) against the effort limits. data: as time_parameterize's."""
     cols = Columns(config, req.trajectory.joint_names, "trajectory")
     times, P, V, A = cols.points(req.trajectory.points, held_q)
     period = float(req.sample_period)
@@ -131,7 +131,7 @@ def check_trajectory(config, model, held_q, req, res):
     Q[:, :qo], Q[:, qo:] = held_q[:qo], q_cols
     Vf, Af = np.zeros((len(ts), model.nv)), np.zeros((len(ts), model.nv))
     Vf[:, vo:], Af[:, vo:] = v_cols, a_cols
-    check = rd.check_trajectory(model, ts, Q, Vf, Af, effort_limits=effort)
+    check = rd.check_trajectory(model, ts, Q, Vf, Af, effort_limits=effort, data=data)
     if not np.isfinite(check.tau).all():
         raise ValueError("the efforts computed are not finite (the request's values are too large)")
     at_points = np.searchsorted(ts, times)
