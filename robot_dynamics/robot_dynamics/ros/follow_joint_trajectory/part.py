@@ -27,13 +27,12 @@ of their own, so that a goal in progress never blocks the node's parameters, ser
 A goal is judged only while joint_states come (the node's time is their stamps); the client's cancel
 ends it at any time."""
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionClient, ActionServer, CancelResponse
-from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.task import Future
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -42,6 +41,7 @@ from ..base import Part
 from ..messages import error_text
 from ..trajectories import NS, Following, set_duration
 from ..trajectories.part import ReferenceFeedforward
+from ..work import Busy
 from . import codes, goal as goal_checks, prepared, tolerances
 from .codes import GoalError
 from .execution import prepare
@@ -52,8 +52,7 @@ CONTROLLER_WAIT = 2.0
 #: feedback messages per second while the node executes a goal (joint_trajectory_controller's
 #: action_monitor_rate default)
 FEEDBACK_RATE = 20.0
-#: what a relayed GoalStatus means for the goal of the client
-SUCCEEDED, CANCELED = 4, 5
+SUCCEEDED, CANCELED = GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED
 
 
 @dataclass
@@ -81,14 +80,13 @@ class FollowJointTrajectoryFront(Part):
 
     def __init__(self, node):
         super().__init__(node)
-        self.group = ReentrantCallbackGroup()
+        self.group = node.heavy_group       # reentrant: a goal in progress holds no other callback
         self.feedforward = node.part(ReferenceFeedforward)
         self.config = None
         self.runs = {}              # goal id -> Running, every goal in progress
         self.executing = None       # the Running the node executes itself (one at a time), or None
         self.clients = {}           # controller action name -> ActionClient (made on first use, kept)
         self.last = ""              # the last goal's end, for /diagnostics
-        self.worker = None          # the heavy-request worker when the node has none (one thread)
         self.server = ActionServer(node, FollowJointTrajectory, "~/follow_joint_trajectory", self.execute,
                                    cancel_callback=self.on_cancel, callback_group=self.group)
 
@@ -130,10 +128,6 @@ class FollowJointTrajectoryFront(Part):
     @property
     def answering(self):
         return self.executing is not None
-
-    def close(self):
-        if self.worker is not None:
-            self.worker.shutdown(wait=False, cancel_futures=True)
 
     # --- the joint_states thread (lock held) ---------------------------------------------------
     def on_state(self, config, state, stamp, velocity, effort):
@@ -213,7 +207,7 @@ class FollowJointTrajectoryFront(Part):
                 raise GoalError(Result.INVALID_GOAL, node.no_model())
             held_q, held_v = node.state.q.copy(), node.state.v.copy()
         now = node.get_clock().now().nanoseconds
-        plan, ex = await self._submit("follow_joint_trajectory", prepared, config, handle.request, now, held_q, held_v)
+        plan, ex = await self._prepared(config, handle.request, now, held_q, held_v)
         run.reason = f"retimed ({ex.reason}) to {ex.duration:.6g} s" if ex.retimed else f"as timed, {ex.duration:.6g} s"
         if run.cancel_requested:
             return "canceled", Result(error_code=Result.SUCCESSFUL, error_string="cancelled by the client before it "
@@ -228,30 +222,13 @@ class FollowJointTrajectoryFront(Part):
             return await self._forward(run, name, ex)
         return await self._self_execute(run, config, plan, ex, held_q)
 
-    async def _submit(self, label, fn, *args):
-        """fn(*args) on the heavy-request worker (the node's, else this part's own thread), awaited."""
-        heavy = getattr(self.node, "heavy", None)
+    async def _prepared(self, *args):
+        """prepared(*args) on the node's heavy-request worker, awaited; a full queue aborts the goal."""
         try:
-            if heavy is not None:
-                work = heavy.submit(label, fn, *args)
-            else:
-                if self.worker is None:
-                    self.worker = ThreadPoolExecutor(1, thread_name_prefix="follow_joint_trajectory")
-                work = self.worker.submit(fn, *args)
-        except GoalError:
-            raise
-        except Exception as exc:        # the worker's queue is full: the goal is not taken
-            raise GoalError(Result.INVALID_GOAL, error_text(exc) or type(exc).__name__) from None
-        done = Future(executor=self.node.executor)
-
-        def relay(work):
-            try:
-                done.set_result(work.result())
-            except BaseException as exc:
-                done.set_exception(exc)
-            self._wake()
-        work.add_done_callback(relay)
-        return await done
+            work = self.node.heavy("~/follow_joint_trajectory", prepared, *args)
+        except Busy as exc:
+            raise GoalError(Result.INVALID_GOAL, str(exc)) from None
+        return await work
 
     # --- forwarded to the controller ------------------------------------------------------------
     def _client(self, name):
@@ -337,12 +314,7 @@ class FollowJointTrajectoryFront(Part):
     def _signal(self, run):
         if run.outcome is not None and not run.done.done():
             run.done.set_result(run.outcome)
-            self._wake()
-
-    def _wake(self):
-        executor = self.node.executor
-        if executor is not None:
-            executor.wake()
+            self.node._wake()
 
     def _feedback(self, run):
         with self.node.lock:
@@ -367,7 +339,10 @@ class FollowJointTrajectoryFront(Part):
             text += f"; {run.reason}"
         self.last = text
         logger = self.node.get_logger()
-        (logger.info if event == "succeed" else logger.warning)(f"follow_joint_trajectory: {text}")
+        if event == "succeed":      # rclpy refuses two severities from one line of code
+            logger.info(f"follow_joint_trajectory: {text}")
+        else:
+            logger.warning(f"follow_joint_trajectory: {text}")
 
     def status(self):
         """The status "follow_joint_trajectory" (lock held)."""
