@@ -420,3 +420,17 @@ def test_the_verdicts_follow_joint_trajectory_controller():
     assert tol.verdict(t, 0.0, 0.0, error)[0] == Result.PATH_TOLERANCE_VIOLATED
     error[0, 0] = 0.0
     assert tol.verdict(t, 0.0, 0.0, error)[0] == Result.SUCCESSFUL
+
+
+def test_a_trajectory_that_ends_at_rest_ends_with_the_torque_that_holds_it(config, held):
+    """The controller holds the last point with its effort once the trajectory ends: a decelerating
+    torque there would push the arm away."""
+    plan, ex = prepare(config, held, plan_goal(config, held, 0.5), fjt.Options())      # retimed
+    assert ex.retimed and not ex.velocities[-1].any() and not ex.accelerations[-1].any()
+    assert np.allclose(ex.efforts[-1], rd.gravity_torques(config.model, ex.positions[-1]), atol=1e-9)
+    goal = plan_goal(config, held, 6.0)
+    goal.trajectory.points[-1].accelerations = [-0.05] * 6          # as timed, its last point still braking
+    plan, ex = prepare(config, held, goal, fjt.Options(retime="never"))
+    assert not ex.retimed and ex.accelerations[-1].tolist() == [-0.05] * 6
+    assert np.allclose(ex.efforts[-1], rd.gravity_torques(config.model, ex.positions[-1]), atol=1e-9)
+    assert np.allclose(ex.efforts[:-1], efforts_at_points(config, ex)[:-1], rtol=1e-12, atol=1e-9)
