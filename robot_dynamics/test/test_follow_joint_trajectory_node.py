@@ -253,9 +253,7 @@ class Arm:
 
     def send(self, stamps, q, v):
         for k, stamp in enumerate(stamps):
-            msg = JointState(name=list(self.config.joints), position=q[k].tolist(), velocity=v[k].tolist())
-            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp), NS)
-            self.client.publish(JointState, self.node.joint_states, msg, RELIABLE)
+            self.send_one(stamp, q[k], v[k])
         last = int(stamps[-1])
         self.client.wait_for(lambda: any(m.header.stamp.sec * NS + m.header.stamp.nanosec == last
                                          for m in self.answers), what="the node's answer to the joint_states",
@@ -294,21 +292,20 @@ def test_the_node_executes_a_goal_itself_with_the_controllers_tolerances(client,
     assert (status, result.error_code) == (SUCCEEDED, Result.SUCCESSFUL), result
     assert result.error_string.startswith("every joint within its goal tolerance at t = 1")
     assert feedback and feedback[-1].joint_names == config.joints and len(feedback[-1].actual.positions) == 6
-    # 0.2 rad off joint3 from t = 0.5 s: PATH_TOLERANCE_VIOLATED
-    start += 5 * NS
-    goal.trajectory.header.stamp.sec, goal.trajectory.header.stamp.nanosec = divmod(start, NS)
-    off = np.array([0.0, 0.0, 0.2, 0.0, 0.0, 0.0])
-    status, result, _ = run_itself(client, arm, front, goal, trajectory, start, lambda s: off * (s >= 0.5), 3.0)
-    assert (status, result.error_code) == (ABORTED, Result.PATH_TOLERANCE_VIOLATED), result
-    assert result.error_string.startswith("joint 'joint3': position error -0.2 beyond its path tolerance 0.1 at t = 0.5")
-    # 0.05 rad off joint1 at the end, within the path but not the goal tolerance: GOAL_TOLERANCE_VIOLATED
-    start += 5 * NS
-    goal.trajectory.header.stamp.sec, goal.trajectory.header.stamp.nanosec = divmod(start, NS)
-    off = np.array([0.05, 0.0, 0.0, 0.0, 0.0, 0.0])
-    status, result, _ = run_itself(client, arm, front, goal, trajectory, start, lambda s: off * (s >= 0.9), 3.0)
-    assert (status, result.error_code) == (ABORTED, Result.GOAL_TOLERANCE_VIOLATED), result
-    assert result.error_string.startswith("joint 'joint1': position error -0.05 beyond its goal tolerance 0.01")
-    assert "more than goal_time_tolerance 0.5 s" in result.error_string
+    # 0.2 rad off joint3 from t = 0.5 s: PATH_TOLERANCE_VIOLATED; 0.05 rad off joint1 from t = 0.9 s, within
+    # the path but not the goal tolerance: GOAL_TOLERANCE_VIOLATED once goal_time has passed after the end
+    for joint, offset, after, code, text in (
+            (2, 0.2, 0.5, Result.PATH_TOLERANCE_VIOLATED, "joint 'joint3': position error -0.2 beyond its path "
+                                                          "tolerance 0.1 at t = 0.5"),
+            (0, 0.05, 0.9, Result.GOAL_TOLERANCE_VIOLATED, "joint 'joint1': position error -0.05 beyond its goal "
+                                                           "tolerance 0.01")):
+        start += 5 * NS
+        goal.trajectory.header.stamp.sec, goal.trajectory.header.stamp.nanosec = divmod(start, NS)
+        off = np.eye(6)[joint] * offset
+        status, result, _ = run_itself(client, arm, front, goal, trajectory, start, lambda s: off * (s >= after), 3.0)
+        assert (status, result.error_code) == (ABORTED, code), result
+        assert result.error_string.startswith(text), result.error_string
+    assert result.error_string.endswith("more than goal_time_tolerance 0.5 s")
 
 
 def test_a_cancel_stops_the_goal_the_node_executes(client, node, front, config):
