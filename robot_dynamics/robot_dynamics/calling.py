@@ -25,7 +25,7 @@ import numpy as np
 from . import kernels as K
 from .data import LAST, THREADS, Data, of  # noqa: F401 (Data: re-exported)
 from .kernels import batch as _batch
-from .kernels.common import INPUT_LIMIT
+from .kernels.common import INPUT_LIMIT, SINGULAR_TOL
 from .layout import AXES
 from .model import REFERENCES
 
@@ -192,6 +192,52 @@ def singular_message(model, body, where):
     if warned:
         text += "; the loader warned: " + "; ".join(warned)
     return text
+
+
+def solve_spd(model, M, b, coordinates=None):
+    """x with M x = b for the symmetric positive definite M (n x n, or a batch N x n x n; b: n or n x k,
+    with the batch's leading axis) by a Cholesky factorization M = L L^T and two triangular solves
+    (NumPy's and scipy's LAPACK potrf/potrs; no inverse is formed). M's rows and columns are the
+    coordinates of v, or those listed in `coordinates` (hybrid dynamics' unknown block); a matrix
+    that is not positive definite raises SingularMassMatrixError naming the joint of the first
+    coordinate whose pivot fails (and the batch row)."""
+    from scipy.linalg import cho_solve  # noqa: PLC0415 (scipy on first use)
+    try:
+        L = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        L = None
+    if L is None or not np.all(np.diagonal(L, 0, -2, -1) ** 2 > SINGULAR_TOL * np.diagonal(M, 0, -2, -1)):
+        raise _singular_spd(model, M, coordinates)
+    return cho_solve((L, True), b)
+
+
+def _singular_spd(model, M, coordinates):
+    """SingularMassMatrixError for the first state of M whose factorization fails (a pivot keeping no
+    more than SINGULAR_TOL of M_jj, as the kernels' Cholesky), naming the joint of that coordinate."""
+    batch = M.ndim == 3
+    for r, A in enumerate(M if batch else M[None]):
+        try:
+            pivots = np.diagonal(np.linalg.cholesky(A)) ** 2
+        except np.linalg.LinAlgError:     # the first failing pivot: the smallest leading block that fails
+            k = next(k for k in range(1, len(A) + 1) if not _factors(A[:k, :k]))
+        else:
+            bad = np.flatnonzero(~(pivots > SINGULAR_TOL * np.diagonal(A)))
+            if not len(bad):
+                continue
+            k = bad[0] + 1
+        u = k - 1 if coordinates is None else coordinates[k - 1]
+        full = int(np.flatnonzero(model.v_source == u)[0])
+        body = int(np.argmax(np.where(model.idx_v <= full, model.idx_v, -1)))
+        return SingularMassMatrixError(singular_message(model, body, f" (batch row {r})" if batch else ""))
+    raise AssertionError("unreachable: a failed factorization has a failing state")
+
+
+def _factors(A):
+    try:
+        np.linalg.cholesky(A)
+        return True
+    except np.linalg.LinAlgError:
+        return False
 
 
 # --- the one call path ----------------------------------------------------------------------------
