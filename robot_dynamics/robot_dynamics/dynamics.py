@@ -15,7 +15,7 @@ Each function lives in the module of its subject and is re-exported here:
     friction        friction_torques
     excitation      excitation_trajectory (ExcitationTrajectory)
     observer        MomentumObserver, generalized_momentum, external_torques, estimate_wrench
-    derivatives     inverse_dynamics_derivatives, forward_dynamics_derivatives
+    derivatives     inverse_dynamics_derivatives, forward_dynamics_derivatives, hybrid_dynamics_derivatives
     constrained     constrained_forward_dynamics, constraint_jacobian, ConstraintError
     constrained_inverse  constrained_inverse_dynamics, contact_inverse_dynamics
     constrained_hybrid   constrained_hybrid_dynamics
@@ -43,7 +43,7 @@ from .constrained import ConstraintError, constrained_forward_dynamics, constrai
 from .constrained_hybrid import constrained_hybrid_dynamics  # noqa: F401
 from .constrained_inverse import constrained_inverse_dynamics, contact_inverse_dynamics  # noqa: F401
 from .data import Data  # noqa: F401
-from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives  # noqa: F401
+from .derivatives import forward_dynamics_derivatives, hybrid_dynamics_derivatives, inverse_dynamics_derivatives  # noqa: F401
 from .dynamic_identification import DynamicsEstimate, identify_dynamics  # noqa: F401
 from .excitation import ExcitationTrajectory, excitation_trajectory  # noqa: F401
 from .frame_motion import frame_acceleration, frame_velocity  # noqa: F401
