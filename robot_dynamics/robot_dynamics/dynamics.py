@@ -24,6 +24,7 @@ Each function lives in the module of its subject and is re-exported here:
                     path_through_waypoints, check_trajectory (time_scaling, time_optimal)
     screw           screw_axes (ScrewAxes: M, S, B; the product of exponentials)
     inverse_kinematics  inverse_kinematics (IKResult), manipulability (Manipulability)
+    cartesian       se3_interpolate (screw or decoupled straight lines in SE(3)), cartesian_path
     simulation      simulate (Simulation), spring_damper_floor
     centroidal      center_of_mass, center_of_mass_jacobian, centroidal_momentum,
                     centroidal_momentum_matrix, centroidal_state, kinetic_energy, potential_energy
@@ -34,6 +35,7 @@ Each function lives in the module of its subject and is re-exported here:
 The Lie-group operations (exp, log, Ad, ad, their duals, quaternions) are `robot_dynamics.lie`.
 """
 from .assembly import assemble  # noqa: F401
+from .cartesian import cartesian_path, se3_interpolate  # noqa: F401
 from .calling import PARALLEL_MIN_BATCH, SingularMassMatrixError, default_threads  # noqa: F401
 from .centroidal import (center_of_mass, center_of_mass_jacobian, centroidal_momentum,  # noqa: F401
                          centroidal_momentum_matrix, centroidal_state, kinetic_energy, potential_energy)
