@@ -7,7 +7,7 @@
                       the batch row (raise_status); SingularMassMatrixError
     fast paths        plain_data: one plain state -> its Data; Kernel.run: the compiled entry point called
                       without numba's type dispatch
-    input checks      vector, plain, batch_size; output, fresh (batch outputs); thread_count
+    input checks      vector, plain, batch_size; output, fresh (batch outputs); thread_count, check_threads
     frames, wrenches  frame_spec, external_rows: a frame and external wrenches as the kernels take them
 
 A public function is its input checks, its fast path and one `call`. The algorithms (rigid_body,
@@ -323,6 +323,18 @@ def external_rows(model, d, external_wrenches, batch):
         rows[:, k, K.F_WRENCH:] = vector(wrench, 6, f"external wrench on {frame!r}",
                                           batch if np.ndim(wrench) == 2 else 0)
     return rows if batch else rows[0]
+
+
+def check_threads(threads):
+    """threads as the batch functions take it: None (every core numba may use) or an integer from 1 to
+    numba's thread count; ValueError naming `threads` otherwise."""
+    if threads is None:
+        return None
+    limit = numba.config.NUMBA_NUM_THREADS
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= limit:
+        raise ValueError(f"threads must be None or an integer from 1 to {limit} (the threads numba has here), "
+                         f"got {threads!r}")
+    return int(threads)
 
 
 def thread_count(batch, threads):
