@@ -292,10 +292,12 @@ def main():
         bench_derivatives(rows)
         bench_constrained(crows, grows)
     bench_hybrid(hrows)
-    print("\n" + markdown(rows, crows, grows))
+    if rows:
+        print("\n" + markdown(rows, crows, grows))
     print("\n" + hybrid_markdown(hrows))
-    print("\n" + targets(rows, crows))
-    print("\n" + goals(rows))
+    if rows:
+        print("\n" + targets(rows, crows))
+        print("\n" + goals(rows))
 
 
 if __name__ == "__main__":
