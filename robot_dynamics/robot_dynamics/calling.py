@@ -197,45 +197,40 @@ def singular_message(model, body, where):
 def solve_spd(model, M, b, coordinates=None, rows=None):
     """x with M x = b for the symmetric positive definite M (n x n, or a batch N x n x n; b: n or n x k,
     with the batch's leading axis) by a Cholesky factorization M = L L^T and two triangular solves
-    (NumPy's and scipy's LAPACK potrf/potrs; no inverse is formed). M's rows and columns are the
+    (LAPACK's potrf and potrs through scipy, state by state; no inverse is formed). M's rows and columns are the
     coordinates of v, or those listed in `coordinates` (hybrid dynamics' unknown block); a matrix
     that is not positive definite raises SingularMassMatrixError naming the joint of the first
     coordinate whose pivot fails (and the batch row: `rows` gives each state's row where M holds a
     subset of a batch)."""
-    from scipy.linalg import cho_solve  # noqa: PLC0415 (scipy on first use)
-    from scipy.linalg.lapack import dpotrf, dpotrs  # noqa: PLC0415
-    if M.ndim == 2:     # LAPACK directly: scipy's batched wrappers cost tens of us per call
-        L, info = dpotrf(M, lower=1, clean=0)
-    else:
-        try:
-            L, info = np.linalg.cholesky(M), 0
-        except np.linalg.LinAlgError:
-            info = 1
-    if info != 0 or not np.all(np.diagonal(L, 0, -2, -1) ** 2 > SINGULAR_TOL * np.diagonal(M, 0, -2, -1)):
-        raise _singular_spd(model, M, coordinates, rows)
-    return dpotrs(L, b, lower=1)[0] if M.ndim == 2 else cho_solve((L, True), b)
+    from scipy.linalg.lapack import dpotrf, dpotrs  # noqa: PLC0415 (scipy on first use)
+    if M.ndim == 3:     # state by state, the same LAPACK calls: a batch equals its single states bitwise
+        x = np.empty(np.broadcast_shapes(b.shape, M.shape[:1] + b.shape[1:]))
+        for r in range(len(M)):
+            x[r] = _solve_one(model, M[r], b[r], coordinates, r if rows is None else rows[r], dpotrf, dpotrs)
+        return x
+    return _solve_one(model, M, b, coordinates, None, dpotrf, dpotrs)
 
 
-def _singular_spd(model, M, coordinates, rows):
-    """SingularMassMatrixError for the first state of M whose factorization fails (a pivot keeping no
-    more than SINGULAR_TOL of M_jj, as the kernels' Cholesky), naming the joint of that coordinate."""
-    batch = M.ndim == 3
-    for r, A in enumerate(M if batch else M[None]):
-        try:
-            pivots = np.diagonal(np.linalg.cholesky(A)) ** 2
-        except np.linalg.LinAlgError:     # the first failing pivot: the smallest leading block that fails
-            k = next(k for k in range(1, len(A) + 1) if not _factors(A[:k, :k]))
-        else:
-            bad = np.flatnonzero(~(pivots > SINGULAR_TOL * np.diagonal(A)))
-            if not len(bad):
-                continue
-            k = bad[0] + 1
-        u = k - 1 if coordinates is None else coordinates[k - 1]
-        full = int(np.flatnonzero(model.v_source == u)[0])
-        body = int(np.argmax(np.where(model.idx_v <= full, model.idx_v, -1)))
-        where = f" (batch row {r if rows is None else rows[r]})" if batch else ""
-        return SingularMassMatrixError(singular_message(model, body, where))
-    raise AssertionError("unreachable: a failed factorization has a failing state")
+def _solve_one(model, M, b, coordinates, row, dpotrf, dpotrs):
+    """One state's solve_spd (LAPACK directly: scipy's wrappers cost tens of us per call)."""
+    L, info = dpotrf(M, lower=1, clean=0)
+    if info != 0 or not np.all(np.diagonal(L) ** 2 > SINGULAR_TOL * np.diagonal(M)):
+        raise _singular_spd(model, M, coordinates, row)
+    return dpotrs(L, b, lower=1)[0]
+
+
+def _singular_spd(model, M, coordinates, row):
+    """SingularMassMatrixError for M whose factorization fails (a pivot keeping no more than SINGULAR_TOL
+    of M_jj, as the kernels' Cholesky), naming the joint of that coordinate (and the batch row)."""
+    try:
+        pivots = np.diagonal(np.linalg.cholesky(M)) ** 2
+        k = int(np.flatnonzero(~(pivots > SINGULAR_TOL * np.diagonal(M)))[0]) + 1
+    except np.linalg.LinAlgError:     # the first failing pivot: the smallest leading block that fails
+        k = next(k for k in range(1, len(M) + 1) if not _factors(M[:k, :k]))
+    u = k - 1 if coordinates is None else coordinates[k - 1]
+    full = int(np.flatnonzero(model.v_source == u)[0])
+    body = int(np.argmax(np.where(model.idx_v <= full, model.idx_v, -1)))
+    return SingularMassMatrixError(singular_message(model, body, "" if row is None else f" (batch row {row})"))
 
 
 def _factors(A):

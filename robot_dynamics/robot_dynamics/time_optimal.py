@@ -124,18 +124,19 @@ def _limit_dict(model, value, name, default):
     return limit_vector(model, x, name, None)
 
 
-#: dq_ds is checked against q along s (the trapezoid rule on each segment: q_i+1 - q_i against
-#: ds_i (dq_ds_i + dq_ds_i+1) / 2) to this fraction of the segment's largest ds |dq_ds|: the rule's own
-#: error, ds^3 |d3q/ds3| / 12, is far below it on any grid fit for timing (0.03 % on sin(2 pi s) at 100
-#: gridpoints, 3 % at 10)
+#: dq_ds and d2q_ds2 are checked against q along s, segment by segment, by the corrected trapezoid rule
+#: (Euler-Maclaurin: q_i+1 - q_i = ds (q'_i + q'_i+1) / 2 - ds^2 (q''_i+1 - q''_i) / 12, exact for a
+#: cubic, the error ds^5 |q^(5)| / 720 otherwise), to this fraction of the segment's largest ds |q'|
+#: (the plain trapezoid rule was off by up to 1.4 of it on valid cubic splines of few gridpoints)
 PATH_TOLERANCE = 0.1
 
 
-def _path_rates(model, s, q, dq):
-    """The first segment where dq_ds disagrees with q's differences along s beyond PATH_TOLERANCE:
-    ValueError naming its gridpoints."""
+def _path_rates(model, s, q, dq, ddq):
+    """The first segment where the derivatives disagree with q's differences along s beyond
+    PATH_TOLERANCE: ValueError naming its gridpoints and the joint."""
     h = np.diff(s)[:, None]
-    error = np.abs(np.diff(q, axis=0) - 0.5 * h * (dq[:-1] + dq[1:]))
+    rule = 0.5 * h * (dq[:-1] + dq[1:]) - h * h / 12.0 * (ddq[1:] - ddq[:-1])
+    error = np.abs(np.diff(q, axis=0) - rule)
     scale = h[:, 0] * np.maximum(np.abs(dq[:-1]).max(axis=1), np.abs(dq[1:]).max(axis=1))
     limit = PATH_TOLERANCE * scale + 1e-12 * (1.0 + np.abs(q[1:]).max(axis=1))
     bad = np.flatnonzero((error > limit[:, None]).any(axis=1))
@@ -143,9 +144,9 @@ def _path_rates(model, s, q, dq):
         i = int(bad[0])
         j = int(np.argmax(error[i]))
         raise ValueError(f"dq_ds disagrees with q between gridpoints {i} and {i + 1} (s = {s[i]:g} to {s[i + 1]:g}): joint "
-                         f"{coordinate_names(model)[j]!r} moves {q[i + 1, j] - q[i, j]:.6g} there, dq_ds gives "
-                         f"{0.5 * h[i, 0] * (dq[i, j] + dq[i + 1, j]):.6g} (the trapezoid rule; tolerance "
-                         f"{PATH_TOLERANCE:g} of ds |dq_ds|): dq_ds must be the derivative of q along s")
+                         f"{coordinate_names(model)[j]!r} moves {q[i + 1, j] - q[i, j]:.6g} there, dq_ds and d2q_ds2 give "
+                         f"{rule[i, j]:.6g} (the corrected trapezoid rule; tolerance {PATH_TOLERANCE:g} of ds |dq_ds|): "
+                         "dq_ds and d2q_ds2 must be the derivatives of q along s")
 
 
 def _path(model, s, q, dq_ds, d2q_ds2):
@@ -166,7 +167,7 @@ def _path(model, s, q, dq_ds, d2q_ds2):
     if code:
         name = ("s", "q", "dq_ds", "d2q_ds2")[code - _ra.BAD_S]
         raise ValueError(f"{name} contains NaN or inf at gridpoint {i}")
-    _path_rates(model, s, q, dq)
+    _path_rates(model, s, q, dq, ddq)
     return s, (q, dq, ddq)
 
 
@@ -187,9 +188,9 @@ def time_parameterize(model, s, q, dq_ds, d2q_ds2, velocity_limits=None, acceler
     velocity, acceleration and effort limits (each a number, one per joint or a dict by joint name,
     +inf for none; velocity and effort default to the URDF's, acceleration to none), from path speed
     start_speed to end_speed (ds/dt at s_0 and s_N). Returns a TimedPath. A path the limits
-    cannot follow raises ValueError naming the joint and the gridpoint; so does a dq_ds that is not
-    q's derivative along s (checked by the trapezoid rule to PATH_TOLERANCE, 10 %, of each segment's
-    ds |dq_ds|). threads: for the RNEA
+    cannot follow raises ValueError naming the joint and the gridpoint; so do a dq_ds and d2q_ds2
+    that are not q's derivatives along s (checked segment by segment by the corrected trapezoid rule
+    to PATH_TOLERANCE, 10 %, of each segment's ds |dq_ds|). threads: for the RNEA
     batch (3 (N + 1) states), one by default: on this 2-core VM two were 1.5x faster at 1000
     gridpoints while it was quiet and 7-17x slower while the other core was busy
     (bench_trajectory.py, bench/RESULTS.md). discretization: "collocation" (gridpoint i's limits

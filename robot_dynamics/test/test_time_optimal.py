@@ -428,3 +428,14 @@ def test_limits_by_joint_name(arms):
     for threads in (0, -1, 1000, 1.5):
         with pytest.raises(ValueError, match="threads must be None or an integer"):
             rd.check_trajectory(model, by_name.t, by_name.q, by_name.v, by_name.a, threads=threads)
+
+
+def test_a_coarse_cubic_path_passes_the_derivative_check(arms):
+    """The corrected trapezoid rule is exact on cubic splines: panda's waypoints at as few gridpoints as
+    waypoints pass (the plain rule was off by up to 1.4 ds |dq_ds| there); the same path with d2q_ds2
+    zeroed does not."""
+    model = arms["panda"].model
+    path = rd.path_through_waypoints(WAYPOINTS["panda"], gridpoints=len(WAYPOINTS["panda"]))
+    assert rd.time_parameterize(model, *path, effort_limits=np.inf, velocity_limits=1.0).duration > 0
+    with pytest.raises(ValueError, match="dq_ds disagrees with q between gridpoints"):
+        rd.time_parameterize(model, *path[:3], np.zeros_like(path[3]), effort_limits=np.inf, velocity_limits=1.0)
