@@ -8,6 +8,7 @@ and the momentum observer's cost.
     source install/setup.bash; python bench/bench_node.py --five-bar 5   # only the five-bar callback, in-process
     source install/setup.bash; python bench/bench_node.py --trajectory 5 # only: a trajectory vs a one-point reference
     source install/setup.bash; python bench/bench_node.py --callback 7   # only the callback in-process, panda and talos
+    source install/setup.bash; python bench/bench_node.py --identify 2   # only: latency without and during ~/identify_dynamics
 
 The observer comparison (also at the end of the default run, once): panda at 1 kHz with joint_states
 that carry efforts, the echo floor on the same messages, the node with `observer.enabled: false`
@@ -750,16 +751,19 @@ def callback_rounds(nodes, repeats, messages=20000, warmup=0):
     return {label: t[warmup:] for label, t in times.items()}
 
 
-def random_states(names, rng, n=16):
-    """n JointState messages of random positions and velocities for `names`."""
+def random_states(names, rng, n=16, efforts=False):
+    """n JointState messages of random positions and velocities (and efforts) for `names`."""
     return [JointState(name=list(names), position=rng.uniform(-1, 1, len(names)).tolist(),
-                       velocity=rng.uniform(-1, 1, len(names)).tolist()) for _ in range(n)]
+                       velocity=rng.uniform(-1, 1, len(names)).tolist(),
+                       effort=rng.uniform(-5, 5, len(names)).tolist() if efforts else []) for _ in range(n)]
 
 
 def callback_timing(repeats, messages=20000):
     """--callback: the node's joint_states callback in-process (callback_rounds: one warm-up round, then
-    `repeats` rounds alternating the robots), panda and talos + free flyer; the median and the spread
-    of the rounds (the noise) per robot."""
+    `repeats` rounds alternating the robots), panda and talos + free flyer; panda with efforts in the
+    messages (the observer runs) with the identification buffer off and on (its default, 60 s), and with
+    friction.compensate_gravity full (rd.friction_torques per message); the median and the spread of the
+    rounds (the noise) per case."""
     import logging
     from rclpy.parameter import Parameter
     from robot_dynamics import load_urdf
@@ -768,10 +772,18 @@ def callback_timing(repeats, messages=20000):
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     rng, nodes = np.random.default_rng(0), {}
     try:
-        for label, urdf, floating in (("panda", PANDA, False), ("talos_reduced + free flyer", TALOS, True)):
+        for label, urdf, floating, extra, efforts in (
+                ("panda", PANDA, False, {}, False), ("talos_reduced + free flyer", TALOS, True, {}, False),
+                ("panda, efforts, identification buffer off", PANDA, False, {"identification.buffer_seconds": 0.0},
+                 True),
+                ("panda, efforts, identification buffer 60 s", PANDA, False, {}, True),
+                ("panda, friction.compensate_gravity full", PANDA, False, {"friction.compensate_gravity": "full"},
+                 False)):
             node = DynamicsNode(parameter_overrides=[Parameter("urdf_file", value=urdf),
-                                                     Parameter("floating_base", value=floating)])
-            nodes[label] = (node, random_states(load_urdf(urdf, floating_base=floating).joint_names, rng))
+                                                     Parameter("floating_base", value=floating)] +
+                                [Parameter(name, value=value) for name, value in extra.items()])
+            nodes[label] = (node, random_states(load_urdf(urdf, floating_base=floating).joint_names, rng,
+                                                efforts=efforts))
         rounds = callback_rounds(nodes, repeats, messages, warmup=1)
     finally:
         for node, _ in nodes.values():
@@ -851,6 +863,85 @@ def trajectory_reference(repeats, messages=2000):
     return 0
 
 
+def identification_latency(duration, warmup, repeats, fill=30.0):
+    """joint_states -> ~/gravity_torques latency at 1 kHz (panda, messages with efforts, every message a
+    distinct state) with no identification running, and with ~/identify_dynamics called back to back on
+    the buffered window (`fill` s of samples, buffered before the first stream) for the whole measured
+    stream, `repeats` times in turn; and the identifications' own times."""
+    import threading
+    from robot_dynamics import load_urdf
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    ns = f"/bench_{os.getpid()}"
+    bench = Bench(ns)
+    names = load_urdf(PANDA).joint_names
+    msgs = joint_state_messages(names, n=4096, efforts=True)
+    cmd = [sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-r", f"__ns:={ns}", "-p", f"urdf_file:={PANDA}",
+           "-p", f"identification.buffer_seconds:={fill:g}"]
+    proc = start(cmd, "identify")
+    rows, times = [], []
+    try:
+        bench.listen("robot_dynamics/gravity_torques")
+        bench.connect(proc, msgs[0])
+        print(f"filling the buffer: {fill:g} s at 1000 Hz ...", flush=True)
+        bench.stream(msgs, 1000, fill, 0.0, proc.pid)
+        for k in range(repeats):
+            for case in ("no identification", "identifying back to back"):
+                stop_event, caller = threading.Event(), None
+                if case != "no identification":
+                    caller = threading.Thread(target=_identify_loop, args=(ns, stop_event, times), daemon=True)
+                    caller.start()
+                    time.sleep(0.5)
+                print(f"{case} (repeat {k + 1}): streaming at 1000 Hz for {duration:g} s ...", flush=True)
+                r = bench.stream(msgs, 1000, duration, warmup, proc.pid)
+                stop_event.set()
+                if caller is not None:
+                    caller.join(60.0)
+                if proc.poll() is not None:
+                    raise RuntimeError(f"node exited with {proc.returncode}:\n{log_tail(proc)}")
+                rows.append((case, k + 1, r))
+    finally:
+        stop(proc)
+        bench.node.destroy_node()
+        rclpy.try_shutdown()
+        stop_all()
+    print(f"\n### joint_states -> ~/gravity_torques during ~/identify_dynamics: panda at 1 kHz, efforts, "
+          f"{duration:g} s windows ({fill:g} s buffered; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+          f"load average {os.getloadavg()[0]:.2f})\n")
+    print("| case | repeat | sent | dropped | p50 ms | p99 ms | max ms | node callback mean / max us |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for case, k, r in rows:
+        print(f"| {case} | {k} | {r['sent']} | {r['dropped']} | {fmt_ms(r['p50'])} | {fmt_ms(r['p99'])} | "
+              f"{fmt_ms(r['max'])} | {r['cb_mean_us']:.1f} / {r['cb_max_us']:.0f} |")
+    ok = [t for t, success, _ in times if success]
+    failed = [message for _, success, message in times if not success]
+    print(f"\nidentifications: {len(ok)} answered with success, median {np.median(ok) if ok else float('nan'):.2f} s "
+          f"each (call to answer)" + (f"; {len(failed)} refused, e.g. {failed[0][:200]}" if failed else ""))
+    return 0
+
+
+def _identify_loop(ns, stop_event, times):
+    """~/identify_dynamics (the whole buffer) called again as soon as it answers, until stop_event."""
+    context = rclpy.Context()
+    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("bench_identify", namespace=ns, context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    client = node.create_client(srv.IdentifyDynamics, "robot_dynamics/identify_dynamics")
+    try:
+        client.wait_for_service(timeout_sec=30.0)
+        while not stop_event.is_set():
+            t0 = time.perf_counter()
+            future = client.call_async(srv.IdentifyDynamics.Request())
+            executor.spin_until_future_complete(future, timeout_sec=120.0)
+            if future.done():
+                response = future.result()
+                times.append((time.perf_counter() - t0, response.success, response.message))
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=10.0, help="measured seconds per stream (default 10)")
@@ -870,6 +961,8 @@ def main():
                     help="only: the joint_states callback in-process, panda and talos + free flyer, that many rounds")
     ap.add_argument("--trajectory", type=int, metavar="REPEATS",
                     help="instead: the joint_states callback with a trajectory vs a one-point reference, in-process")
+    ap.add_argument("--identify", type=int, metavar="REPEATS",
+                    help="instead: latency at 1 kHz without and during ~/identify_dynamics, REPEATS times in turn")
     ap.add_argument("--echo", metavar="NS", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.echo:
@@ -882,6 +975,8 @@ def main():
         return trajectory_reference(args.trajectory)
     if args.callback:
         return callback_timing(args.callback)
+    if args.identify:
+        return identification_latency(args.duration, args.warmup, args.identify)
     if args.observer:
         return observer_only(args.duration, args.warmup, args.observer)
     if args.five_bar:

@@ -29,6 +29,8 @@ def test_each_mode_adds_the_models_friction():
     assert np.array_equal(values.feedforward(v), rd.friction_torques(config.model, v))
     assert np.allclose(values.gravity(v), friction[:, 0] * v, rtol=1e-15, atol=0)
     assert np.array_equal(values.rest, friction[:, 2])      # at rest: the offset
-    assert np.array_equal(config.model.friction, friction)  # the viscous copy leaves the model's table alone
     off = compensation.settings(params(friction__compensate="off"), config)["friction"]
     assert off.feedforward is None and off.gravity is None and off.rest is None
+    config.model.friction = 0 * friction       # a URDF without <dynamics>: nothing to add, at no cost
+    none = compensation.settings(params(friction__compensate_gravity="full"), config)["friction"]
+    assert none.feedforward is None and none.gravity is None and none.rest is None

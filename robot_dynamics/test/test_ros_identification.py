@@ -245,6 +245,12 @@ def test_a_window_is_identified_as_the_library_does_and_bad_windows_are_refused(
         with pytest.raises(ValueError) as info:
             dynamics.identify(model, *window, "the last 1 s of buffered joint_states")
         assert str(info.value).startswith("the last 1 s of buffered joint_states: ") and reason in str(info.value)
+    # gaps (lost messages) leaving short stretches: those are left out, the rest identified as one window
+    gappy = np.r_[np.arange(0, 400), np.arange(403, 405), np.arange(410, 417), np.arange(430, len(t))]
+    est_gappy = dynamics.identify(model, t[gappy], q[gappy], v[gappy], tau[gappy], "buffered joint_states")
+    kept = np.r_[np.arange(0, 400), np.arange(430, len(t))]
+    assert est_gappy.samples == len(kept) and np.allclose(est_gappy.model.inertia, rd.identify_dynamics(
+        model, q[kept], v[kept], tau[kept], t=t[kept], threads=1).model.inertia, rtol=1e-9, atol=1e-12)
     response = Msg(**{name: None for name in ("joint_names", "residual", "viscous", "coulomb", "offset", "armature",
                                                "condition_number", "physical", "samples", "duration", "urdf",
                                                "message")})

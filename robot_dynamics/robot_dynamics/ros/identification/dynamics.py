@@ -34,6 +34,7 @@ MAX_VALUES = 8_000_000      # floats the buffer holds at most (64 MB): 5 min of 
 MAX_WINDOW = 600.0          # s, a request's window at most (the .srv)
 MAX_BAG_MESSAGES = 2_000_000    # JointState messages a bag's topic may have (its metadata.yaml)
 MIN_SAMPLES = 50            # a window with fewer samples is refused before the library is asked
+MIN_STRETCH = 20            # samples: a shorter stretch between gaps (over 3 sample periods) is left out
 # ~/excitation_trajectory's bounds (the .srv)
 DURATION = (1.0, 300.0)     # s
 HARMONICS = (2, 10)
@@ -206,9 +207,29 @@ def read_bag(model, bag, topic):
     return t[later], q[later], v[later], tau[later]
 
 
+def stretches(t, minimum=MIN_STRETCH):
+    """A mask of the samples in stretches of at least `minimum` between gaps (an interval over 3 times the
+    median: where identify_dynamics filters each stretch on its own, and a lost message or two at 1 kHz
+    would leave a stretch too short to differentiate)."""
+    keep = np.ones(len(t), bool)
+    if len(t) < 2:
+        return keep
+    dt = np.diff(t)
+    cuts = np.r_[0, np.flatnonzero(dt > 3 * np.median(dt)) + 1, len(t)]
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        if hi - lo < minimum:
+            keep[lo:hi] = False
+    return keep
+
+
 def identify(model, t, q, v, tau, what):
-    """rd.identify_dynamics on a window (what: where it came from, for the messages); ValueError saying
-    why the window cannot identify the robot."""
+    """rd.identify_dynamics on a window (what: where it came from, for the messages; the samples of
+    stretches too short between gaps left out: `stretches`); ValueError saying why the window cannot
+    identify the robot."""
+    keep = stretches(t)
+    if not keep.all():
+        t, q, v, tau = t[keep], q[keep], v[keep], tau[keep]
+        what = f"{what}, {int((~keep).sum())} samples in stretches of fewer than {MIN_STRETCH} between gaps left out"
     if len(t) < MIN_SAMPLES:
         raise ValueError(f"{what}: {len(t)} samples with positions, velocities and efforts of every model joint, "
                          f"fewer than {MIN_SAMPLES}: record longer")
