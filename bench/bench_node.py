@@ -9,6 +9,7 @@ and the momentum observer's cost.
     source install/setup.bash; python bench/bench_node.py --trajectory 5 # only: a trajectory vs a one-point reference
     source install/setup.bash; python bench/bench_node.py --callback 7   # only the callback in-process, panda and talos
     source install/setup.bash; python bench/bench_node.py --identify 2   # only: latency without and during ~/identify_dynamics
+    source install/setup.bash; python bench/bench_node.py --identify-callback 3   # the same, in-process
 
 The observer comparison (also at the end of the default run, once): panda at 1 kHz with joint_states
 that carry efforts, the echo floor on the same messages, the node with `observer.enabled: false`
@@ -919,6 +920,76 @@ def identification_latency(duration, warmup, repeats, fill=30.0):
     return 0
 
 
+def identification_callback(repeats, messages=20000, fill=30000):
+    """--identify-callback: the node's joint_states callback in-process (panda, efforts, the buffer on), each
+    call timed, while nothing else runs and while the node's heavy-request worker identifies the buffered
+    window back to back (the service's own work, DynamicsIdentification._identify, submitted to node.work),
+    `repeats` rounds of each in turn: what an identification costs the joint_states path beside it (the
+    GIL), without DDS."""
+    import logging
+    import threading
+    from rclpy.parameter import Parameter
+    from robot_dynamics import load_urdf
+    from robot_dynamics.ros.identification.part import DynamicsIdentification
+    from robot_dynamics.ros.node import DynamicsNode
+    logging.disable(logging.WARNING)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    node = DynamicsNode(parameter_overrides=[Parameter("urdf_file", value=PANDA),
+                                             Parameter("identification.buffer_seconds", value=fill / 1000.0)])
+    pool = random_states(load_urdf(PANDA).joint_names, np.random.default_rng(0), 4096, efforts=True)
+    callback = node.part(type(node.parts[0])).on_joint_states
+    part = node.part(DynamicsIdentification)
+    stamp, rows, done = [0], [], []
+
+    def run(count):
+        times = np.empty(count)
+        for k in range(count):
+            msg = pool[stamp[0] % len(pool)]
+            stamp[0] += 1
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp[0] * 1_000_000, 10**9)
+            t0 = time.perf_counter_ns()
+            callback(msg)
+            times[k] = time.perf_counter_ns() - t0
+        return times * 1e-3
+
+    def identify_loop(stop_event):
+        while not stop_event.is_set():
+            with node.lock:
+                config, snapshot = node.config, part.buffer.take()
+            t0 = time.perf_counter()
+            est = node.work.submit("bench", part._identify, config, "", "", part.buffer, snapshot, 0.0, "").result()[0]
+            done.append((time.perf_counter() - t0, est.samples))
+    try:
+        run(fill)
+        for k in range(repeats):
+            for case in ("no identification", "identifying back to back"):
+                stop_event = threading.Event()
+                caller = threading.Thread(target=identify_loop, args=(stop_event,), daemon=True) \
+                    if case != "no identification" else None
+                if caller:
+                    caller.start()
+                    time.sleep(0.2)
+                t = run(messages)
+                stop_event.set()
+                if caller:
+                    caller.join(60.0)
+                rows.append((case, k + 1, t))
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    print(f"\n### joint_states callback in-process during identification: panda, efforts, {messages} messages a "
+          f"round ({fill} buffered; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + ")\n")
+    print("| case | round | p50 us | p99 us | p99.9 us | max us |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for case, k, t in rows:
+        print(f"| {case} | {k} | {np.percentile(t, 50):.1f} | {np.percentile(t, 99):.1f} | "
+              f"{np.percentile(t, 99.9):.1f} | {t.max():.0f} |")
+    print(f"\nidentifications: {len(done)}, median {np.median([d for d, _ in done]):.2f} s each on "
+          f"{int(np.median([n for _, n in done]))} samples")
+    return 0
+
+
 def _identify_loop(ns, stop_event, times):
     """~/identify_dynamics (the whole buffer) called again as soon as it answers, until stop_event."""
     context = rclpy.Context()
@@ -963,6 +1034,8 @@ def main():
                     help="instead: the joint_states callback with a trajectory vs a one-point reference, in-process")
     ap.add_argument("--identify", type=int, metavar="REPEATS",
                     help="instead: latency at 1 kHz without and during ~/identify_dynamics, REPEATS times in turn")
+    ap.add_argument("--identify-callback", type=int, metavar="REPEATS",
+                    help="instead: the callback in-process without and during identification, REPEATS rounds each")
     ap.add_argument("--echo", metavar="NS", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.echo:
@@ -977,6 +1050,8 @@ def main():
         return callback_timing(args.callback)
     if args.identify:
         return identification_latency(args.duration, args.warmup, args.identify)
+    if args.identify_callback:
+        return identification_callback(args.identify_callback)
     if args.observer:
         return observer_only(args.duration, args.warmup, args.observer)
     if args.five_bar:

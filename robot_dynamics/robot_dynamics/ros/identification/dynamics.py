@@ -226,10 +226,14 @@ def identify(model, t, q, v, tau, what):
     """rd.identify_dynamics on a window (what: where it came from, for the messages; the samples of
     stretches too short between gaps left out: `stretches`); ValueError saying why the window cannot
     identify the robot."""
-    keep = stretches(t)
-    if not keep.all():
-        t, q, v, tau = t[keep], q[keep], v[keep], tau[keep]
-        what = f"{what}, {int((~keep).sum())} samples in stretches of fewer than {MIN_STRETCH} between gaps left out"
+    left_out = 0
+    for _ in range(10):         # the median interval of what is kept may cut new gaps: again until none
+        keep = stretches(t)
+        if keep.all():
+            break
+        t, q, v, tau, left_out = t[keep], q[keep], v[keep], tau[keep], left_out + int((~keep).sum())
+    if left_out:
+        what = f"{what}, {left_out} samples in stretches of fewer than {MIN_STRETCH} between gaps left out"
     if len(t) < MIN_SAMPLES:
         raise ValueError(f"{what}: {len(t)} samples with positions, velocities and efforts of every model joint, "
                          f"fewer than {MIN_SAMPLES}: record longer")
