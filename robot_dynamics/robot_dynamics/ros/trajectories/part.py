@@ -13,7 +13,10 @@ each joint_states message's stamp.
     rest); one that arrives while another serves replaces it from its start time (the old one serves
     the messages stamped before it).
   - an empty trajectory cancels: from then on the feedforward is the gravity torques of the measured
-    state (the law's: the arm held where it is), said once in the log, until the next trajectory.
+    state (the law's: the arm held where it is; with friction.compensate, plus the friction at rest:
+    its offset), said once in the log, until the next trajectory.
+  - friction.compensate (friction/): the model's friction at the reference's velocity (the measured one
+    with feedforward.evaluate_at 'measured') added to the computed torque.
   - a refused trajectory changes nothing: the previous one serves on; the reason is logged and on
     /diagnostics ("last error" of "dynamics", and the status "reference").
 
@@ -110,15 +113,21 @@ class ReferenceFeedforward(Part):
             tau = law.gravity(config, state.q)
         except ValueError as exc:
             return self.node.reject(f"{law.kind}feedforward (gravity only) not published: {error_text(exc)}")
+        if config.friction.rest is not None:       # held at rest: the friction offset
+            tau = tau + config.friction.rest
         return self.out.publish(config, tau, stamp)
 
     def _publish(self, config, state, reference, stamp):
-        """The law's feedforward for the reference; the feedback gains act once every joint has been measured."""
+        """The law's feedforward for the reference, and the friction at the velocity it is evaluated at
+        (friction/); the feedback gains act once every joint has been measured."""
         law = self.current_law
         try:
             tau = law.feedforward(config, state, reference, state.complete and config.feedback)
         except ValueError as exc:
             return self.node.reject(f"{law.kind}feedforward torques not published: {error_text(exc)}")
+        friction = config.friction.feedforward
+        if friction is not None:
+            tau = tau + friction(reference[1] if config.evaluate_at == "desired" else state.v)
         return self.out.publish(config, tau, stamp)
 
     # --- ~/reference -----------------------------------------------------------------------------
