@@ -53,17 +53,42 @@ SLOW = {"test_robot_sweep.py": "*", "test_packaging.py": "*", "test_cache_guard.
         "test_lanes.py": {"test_batches_of_10000_equal_single_calls", "test_both_lane_widths_give_the_same_results"}}
 
 
-@pytest.hookimpl(tryfirst=True)      # before xdist reads the groups
 def pytest_collection_modifyitems(items):
-    """The `slow` marks; and under `--dist loadgroup` (make test) a ROS module's tests stay together
-    in one process (its fixtures start node processes once), while a library module's spread over
-    the processes one test at a time (test_lanes alone is a quarter of the library's CPU)."""
+    """The `slow` marks."""
     for item in items:
         slow = SLOW.get(item.path.name, ())
         if slow == "*" or item.originalname in slow:
             item.add_marker(pytest.mark.slow)
-        if item.get_closest_marker("ros"):
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+
+
+def ros_module(path):
+    """Whether a test module has tests marked `ros` (it starts node processes or builds a workspace
+    in module-scoped fixtures): read from its source, as the xdist controller collects no tests."""
+    with open(path) as f:
+        return "pytest.mark.ros" in f.read()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under `--dist loadgroup` (make test): a ROS module's tests stay together in one process (its
+    fixtures start node processes once; on two processes they started twice, test_colcon built its
+    workspace twice), while a library module's spread over the processes one test at a time
+    (test_lanes alone is a quarter of the library's CPU). xdist's own loadgroup groups by a suffix it
+    writes into each test's node id, which pytest 9 no longer reads back (pytest-xdist issue 1386):
+    the groups were silently lost. Modules are the larger units and go first (xdist's loadscope
+    order: most tests first), single tests last, so that the two processes end together."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling    # noqa: PLC0415 (xdist is there when this runs)
+    rootpath, ros = config.rootpath, {}
+
+    class ModuleOrTest(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            module = nodeid.split("::", 1)[0]
+            if module not in ros:
+                ros[module] = ros_module(rootpath / module)
+            return module if ros[module] else nodeid
+    return ModuleOrTest(config, log)
 
 
 def pytest_configure(config):
