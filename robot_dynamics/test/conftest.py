@@ -92,6 +92,14 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_configure(config):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # two processes may compile one kernel at once (what the warm-up left, e.g. the second lane
+        # width): numba's cache saves are made atomic across them, as warm.py's processes' are
+        from robot_dynamics import kernels    # noqa: PLC0415 (the library, in the test processes only)
+        from robot_dynamics.warm import lock_numba_cache    # noqa: PLC0415
+        cache = os.path.join(os.path.dirname(kernels.__file__), "__pycache__")
+        os.makedirs(cache, exist_ok=True)
+        lock_numba_cache(cache)
     config.addinivalue_line("markers", "robots(*ids): the test robots (conftest.ROBOTS, by id) a module's `pair` takes")
     config.addinivalue_line("markers", "slow: checks of the whole package or of every robot installed here, left "
                                        "out of `make test-quick` (`make test` runs them)")
