@@ -54,11 +54,15 @@ SLOW = {"test_robot_sweep.py": "*", "test_packaging.py": "*", "test_cache_guard.
 
 
 def pytest_collection_modifyitems(items):
-    """The `slow` marks."""
+    """The `slow` marks; under xdist the slow tests first (the scheduler below hands out the ROS
+    modules, then single tests in this order: the long ones first, so that both processes end
+    together)."""
     for item in items:
         slow = SLOW.get(item.path.name, ())
         if slow == "*" or item.originalname in slow:
             item.add_marker(pytest.mark.slow)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)     # stable: the same order in each
 
 
 def ros_module(path):
@@ -76,7 +80,8 @@ def pytest_xdist_make_scheduler(config, log):
     (test_lanes alone is a quarter of the library's CPU). xdist's own loadgroup groups by a suffix it
     writes into each test's node id, which pytest 9 no longer reads back (pytest-xdist issue 1386):
     the groups were silently lost. Modules are the larger units and go first (xdist's loadscope
-    order: most tests first), single tests last, so that the two processes end together."""
+    order: most tests first), single tests last (the slow ones first), so that the two processes end
+    together."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling    # noqa: PLC0415 (xdist is there when this runs)
