@@ -8,6 +8,7 @@ and the momentum observer's cost.
     source install/setup.bash; python bench/bench_node.py --five-bar 5   # only the five-bar callback, in-process
     source install/setup.bash; python bench/bench_node.py --trajectory 5 # only: a trajectory vs a one-point reference
     source install/setup.bash; python bench/bench_node.py --callback 7   # only the callback in-process, panda and talos
+    source install/setup.bash; python bench/bench_node.py --goals 3      # only: joint_states while goals are retimed
 
 The observer comparison (also at the end of the default run, once): panda at 1 kHz with joint_states
 that carry efforts, the echo floor on the same messages, the node with `observer.enabled: false`
@@ -38,6 +39,11 @@ Start-up (--startup): the node (panda) started as a user starts it, with numba's
 (warm) and with an empty one (NUMBA_CACHE_DIR, cold: every kernel compiled); from the start of the
 process, when its "ready" line comes (a node without one: -), when ~/forward_dynamics is discovered
 and answers its first request (sent at once), then the first answer of each other service.
+
+Goals (--goals): the PUMA with 3 kg at 1 kHz, windows without and with ~/follow_joint_trajectory goals
+in a loop (a child sends the MoveIt demo's 100-point plan again as soon as each ends, execution.retime
+always: every goal retimed by TOPP-RA at 991 gridpoints and its efforts computed on the node's worker,
+then forwarded to a controller child that succeeds at once), alternating, REPEATS of each.
 
 The five-bar (also at the end of the default run): the joint_states callback called in-process on a
 closed chain (the loop, the passive joints assembled) against the plain node on the same URDF.
@@ -851,6 +857,180 @@ def trajectory_reference(repeats, messages=2000):
     return 0
 
 
+PUMA = os.path.join(PACKAGE, "urdf", "puma560.urdf")
+
+
+def controller_main(ns):
+    """A controller's FollowJointTrajectory action that succeeds at once (--goals' forwarding target)."""
+    from control_msgs.action import FollowJointTrajectory     # noqa: PLC0415
+    from rclpy.action import ActionServer                     # noqa: PLC0415
+    rclpy.init()
+    node = rclpy.create_node("arm_controller_bench", namespace=ns)
+
+    def execute(handle):
+        handle.succeed()
+        return FollowJointTrajectory.Result()
+    ActionServer(node, FollowJointTrajectory, "arm_controller/follow_joint_trajectory", execute)
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        pass
+    return 0
+
+
+def goals_main(ns):
+    """Send the MoveIt demo's goal to the node again and again; each round trip printed (s)."""
+    from control_msgs.action import FollowJointTrajectory     # noqa: PLC0415
+    from rclpy.action import ActionClient                     # noqa: PLC0415
+    from robot_dynamics import dynamics as rd                 # noqa: PLC0415
+    from robot_dynamics.demo.moveit_demo import moveit_goal   # noqa: PLC0415
+    from robot_dynamics.demo.timing_demo import GRIDPOINTS, LIGHT, WAYPOINTS, arm, uniform_timing   # noqa: PLC0415
+    light = arm(LIGHT)
+    t, q, v, _ = uniform_timing(rd.path_through_waypoints(WAYPOINTS, GRIDPOINTS), light)
+    goal = moveit_goal(light.joint_names, t, q, v)
+    rclpy.init()
+    node = rclpy.create_node("goals_bench", namespace=ns)
+    client = ActionClient(node, FollowJointTrajectory, "robot_dynamics/follow_joint_trajectory")
+    client.wait_for_server()
+    try:
+        while True:
+            t0 = time.perf_counter()
+            sent = client.send_goal_async(goal)
+            rclpy.spin_until_future_complete(node, sent)
+            result = sent.result().get_result_async()
+            rclpy.spin_until_future_complete(node, result)
+            print(f"{time.perf_counter() - t0:.4f} {result.result().status} {result.result().result.error_code}",
+                  flush=True)
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        pass
+    return 0
+
+
+def goals(repeats, duration, warmup):
+    """joint_states -> gravity_torques of the PUMA + 3 kg at 1 kHz, windows without and with goals being
+    retimed and forwarded, alternating; the goals' round trips."""
+    from robot_dynamics import load_urdf    # noqa: PLC0415
+    ns = f"/bench_{os.getpid()}"
+    print(f"# robot_dynamics node: joint_states while ~/follow_joint_trajectory goals are retimed\n\n{machine_facts()}")
+    print(f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}, namespace {ns}, load average at start "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\n", flush=True)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    bench = Bench(ns)
+    rows, trips = [], []
+    try:
+        names = load_urdf(PUMA).joint_names
+        msgs = joint_state_messages(names)
+        proc = start([sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-r", f"__ns:={ns}",
+                      "-p", f"urdf_file:={PUMA}", "-p", "payload.link:=tool0", "-p", "payload.mass:=3.0",
+                      "-p", f"execution.controller_action:={ns}/arm_controller/follow_joint_trajectory",
+                      "-p", "execution.retime:=always"], "goals")
+        controller = start([sys.executable, os.path.abspath(__file__), "--controller", ns], "controller")
+        try:
+            bench.listen("robot_dynamics/gravity_torques")
+            bench.connect(proc, msgs[0])
+            for k in range(repeats):
+                rows.append(("quiet", bench.stream(msgs, 1000, duration, warmup, proc.pid)))
+                sender = start([sys.executable, os.path.abspath(__file__), "--send-goals", ns], f"goals{k}")
+                deadline = time.perf_counter() + 60.0
+                while not open(sender.log_path).read().strip() and time.perf_counter() < deadline:
+                    bench.spin_for(0.1)
+                rows.append(("goals", bench.stream(msgs, 1000, duration, warmup, proc.pid)))
+                with open(sender.log_path) as f:
+                    lines = [line.split() for line in f.read().splitlines() if line[:1].isdigit()]
+                stop(sender)
+                trips += [(float(a), int(b), int(c)) for a, b, c in lines]
+                if proc.poll() is not None:
+                    raise RuntimeError(f"node exited with {proc.returncode}:\n{log_tail(proc)}")
+        finally:
+            stop(proc)
+            stop(controller)
+    finally:
+        bench.node.destroy_node()
+        rclpy.try_shutdown()
+        stop_all()
+    print(f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print("| window | sent | dropped | p50 ms | p99 ms | max ms | node CPU % | other CPU % | sender late max ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, r in rows:
+        print(f"| {label} | {r['sent']} | {r['dropped']} | {fmt_ms(r['p50'])} | {fmt_ms(r['p99'])} | "
+              f"{fmt_ms(r['max'])} | {r['child_cpu']:.0f} | {r['other_cpu']:.0f} | {r['late_max_ms']:.1f} |")
+    for label in ("quiet", "goals"):
+        p99 = [r["p99"] for k, r in rows if k == label]
+        print(f"{label}: p99 median {fmt_ms(float(np.median(p99)))} ms over {len(p99)} windows")
+    if trips:
+        t = np.array([x[0] for x in trips])
+        ok = sum(1 for x in trips if x[1] == 4 and x[2] == 0)
+        print(f"goals: {len(trips)} ended ({ok} SUCCEEDED), round trip (retimed, forwarded, answered) median "
+              f"{1e3 * np.median(t):.0f} ms, max {1e3 * t.max():.0f} ms")
+    busy = [label for label, r in rows if r["other_cpu"] > BUSY_OTHER_CPU or r["send_rate"] < 990]
+    if busy:
+        print(f"**The machine was busy** in {len(busy)} windows ({', '.join(busy)}): other processes > "
+              f"{BUSY_OTHER_CPU} % of a core, or the bench's own sends fell behind.")
+    return 0
+
+
+def goals_callback(repeats, seconds=3.0):
+    """--goals-callback: the joint_states callback in-process (the PUMA + 3 kg, called every 1 ms from a
+    thread, each call timed from its due time: the GIL's wait included), in windows without and with the
+    node's worker preparing the MoveIt demo's goal in a loop (execution.retime always: TOPP-RA at 991
+    gridpoints, the efforts), alternating; p50 / p99 / max per window."""
+    import threading      # noqa: PLC0415
+    from rclpy.parameter import Parameter     # noqa: PLC0415
+    from robot_dynamics import dynamics as rd, load_urdf      # noqa: PLC0415
+    from robot_dynamics.demo.moveit_demo import moveit_goal   # noqa: PLC0415
+    from robot_dynamics.demo.timing_demo import GRIDPOINTS, LIGHT, WAYPOINTS, arm, uniform_timing   # noqa: PLC0415
+    from robot_dynamics.ros.follow_joint_trajectory import prepared     # noqa: PLC0415
+    from robot_dynamics.ros.node import DynamicsNode     # noqa: PLC0415
+    t, q, v, _ = uniform_timing(rd.path_through_waypoints(WAYPOINTS, GRIDPOINTS), arm(LIGHT))
+    goal = moveit_goal(load_urdf(PUMA).joint_names, t, q, v)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    node = DynamicsNode(parameter_overrides=[Parameter(n, value=x) for n, x in (
+        ("urdf_file", PUMA), ("payload.link", "tool0"), ("payload.mass", 3.0), ("execution.retime", "always"))])
+    callback = next(p for p in node.parts if hasattr(p, "on_joint_states")).on_joint_states
+    pool = random_states(load_urdf(PUMA).joint_names, np.random.default_rng(0))
+    rows, prepared_count = [], [0]
+    try:
+        for k in range(2 * repeats):
+            busy = k % 2 == 1
+            stop_work = threading.Event()
+
+            def work():
+                while not stop_work.is_set():
+                    node.work.submit("bench", prepared, node.config, goal, 0, q[0], np.zeros(6)).result()
+                    prepared_count[0] += 1
+            worker = threading.Thread(target=work) if busy else None
+            if worker:
+                worker.start()
+            lat, due, n = [], time.perf_counter(), round(seconds * 1000)
+            for i in range(n):
+                due += 1e-3
+                time.sleep(max(0.0, due - time.perf_counter()))
+                msg = pool[i % len(pool)]
+                msg.header.stamp.sec, msg.header.stamp.nanosec = divmod((k * n + i) * 1_000_000, 10**9)
+                callback(msg)
+                done_at = time.perf_counter()
+                lat.append((done_at - due) * 1e3)
+                if done_at - due > 2e-3:        # a stall (the machine's or the GIL's): skip slots, no burst
+                    due = done_at
+            stop_work.set()
+            if worker:
+                worker.join()
+            lat = np.array(lat)
+            rows.append(("goals prepared" if busy else "quiet", np.percentile(lat, 50), np.percentile(lat, 99), lat.max()))
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    print(f"\n### joint_states callback in-process, due every 1 ms, {seconds:g} s windows (load average "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f"; {prepared_count[0]} goals prepared)\n")
+    print("| window | p50 ms (from due) | p99 ms | max ms |")
+    print("|---|---:|---:|---:|")
+    for label, p50, p99, mx in rows:
+        print(f"| {label} | {p50:.3f} | {p99:.3f} | {mx:.3f} |")
+    for label in ("quiet", "goals prepared"):
+        print(f"{label}: p99 median {np.median([r[2] for r in rows if r[0] == label]):.3f} ms")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=10.0, help="measured seconds per stream (default 10)")
@@ -870,10 +1050,24 @@ def main():
                     help="only: the joint_states callback in-process, panda and talos + free flyer, that many rounds")
     ap.add_argument("--trajectory", type=int, metavar="REPEATS",
                     help="instead: the joint_states callback with a trajectory vs a one-point reference, in-process")
+    ap.add_argument("--goals", type=int, metavar="REPEATS",
+                    help="instead: joint_states windows without and with ~/follow_joint_trajectory goals, REPEATS each")
+    ap.add_argument("--goals-callback", type=int, metavar="REPEATS",
+                    help="instead: the joint_states callback in-process without and with goals prepared, REPEATS each")
     ap.add_argument("--echo", metavar="NS", help=argparse.SUPPRESS)
+    ap.add_argument("--controller", metavar="NS", help=argparse.SUPPRESS)
+    ap.add_argument("--send-goals", metavar="NS", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.echo:
         return echo_main(args.echo)
+    if args.controller:
+        return controller_main(args.controller)
+    if args.send_goals:
+        return goals_main(args.send_goals)
+    if args.goals:
+        return goals(args.goals, args.duration, args.warmup)
+    if args.goals_callback:
+        return goals_callback(args.goals_callback)
     if args.startup:
         return startup(args.startup)
     if args.soak:

@@ -57,7 +57,8 @@ def quintic(start, goal, duration, t):
 class Run:
     """One closed-loop run. `command` says who sends the efforts: "node" (the node's
     ~/gravity_commands, remapped onto the controller), "zero", "feedforward+pd", "gravity+pd" (the
-    node's gravity torques for the measured state plus the PD) or "pd"."""
+    node's gravity torques for the measured state plus the PD), "pd", or "jtc" (moveit_demo: the
+    joint_trajectory_controller stand-in of jtc.py, with the node as its front when `node` is given)."""
     name: str
     command: str
     duration: float                      # s of sim time
@@ -237,6 +238,8 @@ def node_command(run):
                "-p", f"urdf_file:={URDF}", "-p", "use_sim_time:=true"] + ros_parameters(run.node)
     if run.command == "node":
         return command + ["-r", f"~/gravity_commands:=/{CONTROLLER}/commands"]
+    if run.command == "jtc":       # the node as the front of the stand-in's action, if it has parameters
+        return command if run.node else None
     return command if run.command in ("feedforward+pd", "gravity+pd", "trajectory+pd") else None
 
 

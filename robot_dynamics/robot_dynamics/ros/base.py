@@ -13,6 +13,7 @@ from std_msgs.msg import Float64MultiArray
 from .. import dynamics as rd
 from ..control import computed_torque
 from .messages import check_response_finite, error_text
+from .work import awaitable
 
 
 class Part:
@@ -127,6 +128,17 @@ class Shared:
             self.stats["rejected"] += 1
         self.get_logger().warning(f"{name}: {response.message}", throttle_duration_sec=1.0)
         return response
+
+    def heavy(self, label, fn, *args):
+        """fn(*args) on the node's worker (node.work), awaited: `result = await node.heavy(...)` in an async
+        callback of a reentrant callback group (`heavy_group`). Busy (work.Busy) at once if the queue is
+        full; the callback thread is free while fn runs, and the executor is woken when it is done."""
+        return awaitable(self.work.submit(label, fn, *args), self._wake)
+
+    def _wake(self):
+        executor = self.executor
+        if executor is not None:
+            executor.wake()
 
     def serve(self, kind, name, handler, **kwargs):
         """Service ~/name: handler(model, request, response) runs under the lock; any error, or a

@@ -15,6 +15,7 @@ import threading
 import time
 
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -26,6 +27,10 @@ from .features import FEATURES, PARAMETERS
 from .joint_states.part import JointStatesInput
 from .messages import error_text
 from .parameters import ParameterError, StartupError, check_parameters
+from .work import HeavyWork
+
+#: heavy requests accepted and not finished (the running one included) before the next is refused
+HEAVY_CAPACITY = 2
 
 #: the node's parts, made in this order (each may use those before it: node.part) and answering each
 #: joint_states message in it
@@ -45,6 +50,8 @@ class DynamicsNode(Shared, Node):
         self._destroyed = False
         declared.declare(self, PARAMETERS)
         self.lock = threading.Lock()
+        self.work = HeavyWork("heavy", HEAVY_CAPACITY)      # heavy requests, off the callback threads (work.py)
+        self.heavy_group = ReentrantCallbackGroup()     # the async callbacks that await node.heavy
         self.config, self.law, self.state, self.parts = None, HELD, None, []
         self.load_cache, self._pending, self.topic_description, self._refused_description = {}, None, None, None
         self.stats, self.last_error, self._warned, self._said = diagnostics.period_stats(), "", {}, set()
@@ -194,6 +201,7 @@ class DynamicsNode(Shared, Node):
     def destroy_node(self):
         if not self._destroyed:
             self._destroyed = True
+            self.work.close()
             for part in self.parts:
                 part.close()
             super().destroy_node()

@@ -165,6 +165,21 @@ class ReferenceFeedforward(Part):
             return self._publish(config, state, following.sample(start), _time(start)), None
         return None, None
 
+    # --- ~/follow_joint_trajectory executing a goal itself ---------------------------------------
+    def follow(self, following):
+        """A goal's trajectory (a Following) served as a ~/reference that came would be (lock held)."""
+        self.schedule.take(following)
+        self.refused = ""
+        self._restep()
+
+    def hold(self, following):
+        """A goal's trajectory stopped (cancelled, aborted): if it still serves or waits to, every trajectory
+        is dropped and the feedforward is the gravity torques of the measured state, the arm held where it is,
+        as joint_trajectory_controller holds its position (lock held)."""
+        if self.schedule.following is following or following in self.schedule.pending:
+            self.schedule.cancel()
+            self._restep()
+
     def _cancel(self):
         """An empty trajectory: every trajectory dropped, the feedforward gravity only (lock held). The
         notice to log, once per cancel (None if cancelled already)."""

@@ -1,0 +1,140 @@
+"""Heavy requests off the callback threads (no rclpy): `HeavyWork`, one worker thread and a bounded
+queue, shared by every part of the node.
+
+What is heavy: a request whose work grows with its fields (timing a path, checking a trajectory, an
+IK search with restarts, identification, retiming a goal). Such a request must not delay the
+joint_states path nor the other services: its handler submits the work here and waits for the
+future without holding a callback thread (`awaitable`: an async rclpy handler on a reentrant callback
+group; the executor is woken when the work is done, no polling).
+
+    work = HeavyWork(name="heavy", capacity=2)      # one per node (the node's `work`), shared by parts
+    future = work.submit(label, fn, *args)          # Busy(message) when full; fn runs on the worker
+    work.close()                                    # at shutdown: pending futures cancelled, worker joined
+
+A thread, not a process: the worker computes on the node's model (no copy per configuration, no
+second warm-up, no second copy of numba's compiled code in memory), with its own rd.Data (each
+heavy handler makes its own buffers). The kernels it spends its time in release the GIL (numba
+`nogil`), so the joint_states thread runs beside it on the other core; Python between kernels takes
+the GIL for at most the switch interval (`SWITCH_INTERVAL`) before joint_states gets it. Memory is
+bounded by each service's limits on its request times `capacity` + 1 (the one running).
+
+The queue holds at most `capacity` requests accepted and not finished, the running one included;
+beyond that `submit` raises Busy naming the label, the queue and its limit, at once (a client is
+told, not kept waiting). One worker: on two cores, one core stays for joint_states and the
+executors, and two heavy requests at once would only take turns on the other."""
+import sys
+import threading
+from collections import deque
+from concurrent.futures import Future
+
+#: the interpreter's switch interval (s) while a HeavyWork exists: a thread waiting for the GIL asks
+#: the one holding it to drop it after this long (Python's default is 5 ms)
+SWITCH_INTERVAL = 0.001
+
+
+class Busy(RuntimeError):
+    """A heavy request refused because the queue is full; str() is the message for the client."""
+
+
+class HeavyWork:
+    """One worker thread running submitted calls in order; at most `capacity` accepted and not finished."""
+
+    def __init__(self, name="heavy", capacity=2):
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity!r}")
+        self.name, self.capacity = name, int(capacity)
+        self._queue = deque()           # (label, future, fn, args) waiting
+        self._running = None            # the label of the call running, or None
+        self._closed = False
+        self._cv = threading.Condition()
+        if sys.getswitchinterval() > SWITCH_INTERVAL:
+            sys.setswitchinterval(SWITCH_INTERVAL)
+        self._thread = threading.Thread(target=self._work, name=f"{name} work", daemon=True)
+        self._thread.start()
+
+    def submit(self, label, fn, *args):
+        """A Future of fn(*args), run on the worker; Busy if `capacity` requests are queued or running,
+        RuntimeError once closed. label names the request in errors (e.g. "~/time_parameterize")."""
+        future = Future()
+        with self._cv:
+            if self._closed:
+                raise RuntimeError(f"{label}: the node is shutting down (queue {self.name!r} closed)")
+            queued = len(self._queue) + (self._running is not None)
+            if queued >= self.capacity:     # those the caller cancelled while they waited do not count
+                self._queue = deque(item for item in self._queue if not item[1].cancelled())
+                queued = len(self._queue) + (self._running is not None)
+            if queued >= self.capacity:
+                raise Busy(f"{label}: busy: {queued} request{'s' if queued != 1 else ''} already queued "
+                           f"(queue {self.name!r}, at most {self.capacity})")
+            self._queue.append((label, future, fn, args))
+            self._cv.notify()
+        return future
+
+    def pending(self):
+        """Requests accepted and not finished (the running one included)."""
+        with self._cv:
+            return len(self._queue) + (self._running is not None)
+
+    def running(self):
+        """The label of the request running, or None."""
+        with self._cv:
+            return self._running
+
+    def close(self, timeout=5.0):
+        """Refuse new requests, cancel those waiting, and join the worker (waiting up to `timeout` s for
+        the running one to finish; it cannot be interrupted). True if the worker has ended."""
+        with self._cv:
+            self._closed = True
+            waiting, self._queue = list(self._queue), deque()
+            self._cv.notify_all()
+        for _, future, _, _ in waiting:
+            future.cancel()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _work(self):
+        while True:
+            with self._cv:
+                while not self._queue and not self._closed:
+                    self._cv.wait()
+                if self._closed:
+                    return
+                label, future, fn, args = self._queue.popleft()
+                if not future.set_running_or_notify_cancel():     # cancelled while waiting
+                    continue
+                self._running = label
+            try:
+                result = fn(*args)
+            except BaseException as exc:    # noqa: B036 (given to the caller, never lost)
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+            finally:
+                del fn, args
+                with self._cv:
+                    self._running = None
+
+
+class awaitable:
+    """`await awaitable(future, wake)` in an async rclpy callback: the future's result (or its
+    exception raised). rclpy's executor resumes a waiting coroutine each time it wakes up;
+    `wake` (the executor's wake, node.executor.wake) is called when the future is done, from the
+    worker thread, so the handler resumes at once and nothing polls. The callback must be in a
+    reentrant callback group (else it holds the node's default group while it waits)."""
+
+    def __init__(self, future, wake):
+        self.future = future
+        future.add_done_callback(lambda _: _wake(wake))
+
+    def __await__(self):
+        while not self.future.done():
+            yield
+        return self.future.result()
+
+
+def _wake(wake):
+    try:
+        wake()
+    except Exception:   # the executor is gone (shutdown): nobody waits any more
+        pass
