@@ -5,204 +5,24 @@ as urdfdom's TinyXML reads it (no namespace processing, whatever the XML declara
 Refused, with a message naming the link or joint and its line: what is meaningless (unknown
 links, cycles, a zero axis, negative or non-finite mass, non-numbers). Warned about, and
 refused with strict=True: what is suspect but loads (non-physical inertias, lower limit
-above upper, a mimic of a joint the model does not have).
+above upper, a mimic of a joint the model does not have). The XML itself is read and each
+element checked in urdf_xml.py.
 """
 import logging
 import math
-import re
-import xml.etree.ElementTree as ET
-from xml.parsers import expat
 
 import numpy as np
 
-from .model import (FREE, PLANAR, PRISMATIC, REVOLUTE, Frame, Joint, Model, inertia_about_origin,
-                    transform_inertia)
-from .resources import MODELS, urdf_file
-from .urdf_dynamics import joint_dynamics, set_joint_dynamics
+from .model import FREE, PLANAR, Frame, Joint, Model, transform_inertia
+from .urdf_dynamics import set_joint_dynamics
+from .urdf_xml import (MOVING, Document, JointElement, URDFError, inertia_problem, link_inertia,  # noqa: F401
+                       rpy_to_matrix, urdf_text)    # URDFError, inertia_problem, rpy_to_matrix, urdf_text: here too
 
 log = logging.getLogger("robot_dynamics.urdf")
 
-MOVING = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC,
-          "planar": PLANAR, "floating": FREE}
 MULTI = ("planar", "floating")
 NQ = {"planar": 3, "floating": 7}
 NV = {"planar": 3, "floating": 6}
-#: an inertia's principal moment counts as negative below -(REL * largest + ABS) [kg m^2]
-INERTIA_TOL_REL, INERTIA_TOL_ABS = 1e-6, 1e-12
-_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]*\?>")
-
-
-class URDFError(ValueError):
-    """The robot description cannot be turned into a model; the message names the problem."""
-
-
-def rpy_to_matrix(rpy):
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
-
-
-class _Document:
-    """The parsed <robot> element and the source line of every element (for messages)."""
-
-    def __init__(self, text):
-        text = text.split("\x00", 1)[0]      # TinyXML reads a C string: a NUL ends the text
-        text = _DECLARATION.sub(lambda m: "\n" * m.group(0).count("\n"), text.lstrip("\ufeff \t\r\n"), count=1)
-        builder, self.lines = ET.TreeBuilder(), {}
-        parser = expat.ParserCreate()   # no namespace separator: `drake:acceleration` is a plain name
-        parser.buffer_text = True
-
-        def start(tag, attrs):
-            self.lines[builder.start(tag, attrs)] = parser.CurrentLineNumber
-        parser.StartElementHandler = start
-        parser.EndElementHandler = builder.end
-        parser.CharacterDataHandler = builder.data
-        try:
-            parser.Parse(text.encode("utf-8"), True)
-        except expat.ExpatError as exc:
-            raise URDFError(f"robot description is not valid XML: {expat.ErrorString(exc.code)} "
-                            f"at line {exc.lineno}, column {exc.offset}") from None
-        self.root = builder.close()
-        if self.root.tag != "robot":
-            raise URDFError(f"not a URDF: the root element is <{self.root.tag}>, expected <robot>")
-
-    def where(self, el, what):
-        """`what`, followed by the element's line."""
-        line = self.lines.get(el)
-        return f"{what} (line {line})" if line else what
-
-
-def _floats(text, n, what):
-    try:
-        vals = [float(x) for x in text.split()]
-    except (AttributeError, ValueError):
-        vals = []
-    if len(vals) != n or not all(math.isfinite(x) for x in vals):
-        raise URDFError(f"{what}: expected {n} finite numbers, got {text!r}")
-    return np.array(vals)
-
-
-def _number(text, what):
-    """One number; +-inf allowed (an unlimited velocity or effort), NaN not."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if math.isnan(value):
-        raise URDFError(f"{what}: expected a number, got {text!r}")
-    return value
-
-
-def _origin(elem, what):
-    o = elem.find("origin") if elem is not None else None
-    if o is None:
-        return np.eye(3), np.zeros(3)
-    xyz = _floats(o.get("xyz", "0 0 0"), 3, f"{what} origin xyz")
-    rpy = _floats(o.get("rpy", "0 0 0"), 3, f"{what} origin rpy")
-    return rpy_to_matrix(rpy), xyz
-
-
-def _link_inertia(doc, link, warnings):
-    """10 inertia parameters of a link in its own frame; zeros for a link without <inertial>."""
-    name = doc.where(link, f"link {link.get('name')!r}")
-    inertial = link.find("inertial")
-    if inertial is None:
-        return np.zeros(10)
-    m_el, i_el = inertial.find("mass"), inertial.find("inertia")
-    mass = _floats(m_el.get("value") if m_el is not None else None, 1, f"{name} mass")[0]
-    if mass < 0:
-        raise URDFError(f"{name} has negative mass {mass}")
-    keys = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
-    ixx, iyy, izz, ixy, ixz, iyz = [_floats(i_el.get(k, "0") if i_el is not None else "0", 1, f"{name} inertia {k}")[0]
-                                    for k in keys]
-    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    problem = inertia_problem(mass, inertia)
-    if problem:
-        warnings.append(f"{name}: {problem}")
-    rot, com = _origin(inertial, f"{name} inertial")
-    return inertia_about_origin(mass, com, rot @ inertia @ rot.T)
-
-
-def inertia_problem(mass, inertia):
-    """What is not physical about a rotational inertia about the centre of mass, or None.
-    Rounding noise is not a problem: a principal moment counts as negative only below
-    -(1e-6 times the largest + 1e-12 kg m^2)."""
-    eig = np.linalg.eigvalsh(inertia)
-    tol = INERTIA_TOL_REL * np.abs(eig).max() + INERTIA_TOL_ABS
-    moments = np.round(eig, 12).tolist()
-    if eig[0] < -tol:
-        return f"inertia has a negative principal moment {eig[0]:.3g} (principal moments {moments})"
-    if eig[0] + eig[1] < eig[2] - tol:
-        return f"inertia breaks the triangle inequality (principal moments {moments})"
-    if mass == 0 and eig[2] > tol:
-        return f"zero mass with a non-zero inertia (principal moments {moments})"
-    return None
-
-
-def urdf_text(source):
-    """The URDF XML of a path (.urdf, .xacro expanded), XML text (as is) or a bundled robot's name."""
-    if source.lstrip("\ufeff \t\r\n").startswith("<"):
-        return source
-    path = urdf_file(source)
-    if path is None:
-        raise URDFError(f"no such URDF file: {source!r} (nor a bundled robot: {', '.join(MODELS)})")
-    if path.endswith(".xacro"):
-        return _run_xacro(path)
-    with open(path, "rb") as fh:     # TinyXML reads bytes: a stray Latin-1 byte in a comment is no error
-        return fh.read().decode("utf-8", errors="replace")
-
-
-def _run_xacro(path):
-    try:
-        import xacro
-    except ImportError:
-        raise URDFError("reading .xacro files needs the 'xacro' package (pip install xacro)") from None
-    try:
-        return xacro.process_file(path).toxml()
-    except Exception as exc:  # xacro raises its own error types for bad input
-        raise URDFError(f"xacro failed on {path!r}: {exc}") from None
-
-
-class _Joint:
-    def __init__(self, doc, el, warnings):
-        self.name = el.get("name")
-        self.kind = el.get("type")
-        what = doc.where(el, f"joint {self.name!r}")
-        if not self.name or not self.kind:
-            raise URDFError(f"{doc.where(el, 'a <joint>')} lacks its name or type attribute")
-        p, c = el.find("parent"), el.find("child")
-        self.parent = p.get("link") if p is not None else None
-        self.child = c.get("link") if c is not None else None
-        if not self.parent or not self.child:
-            raise URDFError(f"{what} lacks a parent or child link")
-        if self.kind not in MOVING and self.kind != "fixed":
-            raise URDFError(f"{what} has unknown type {self.kind!r}")
-        self.rotation, self.translation = _origin(el, what)
-        axis = el.find("axis")
-        self.axis = _floats(axis.get("xyz"), 3, f"{what} axis") if axis is not None \
-            else np.array([1.0, 0.0, 0.0])
-        norm = np.linalg.norm(self.axis)
-        if self.kind in MOVING and self.kind != "floating" and norm < 1e-12:
-            raise URDFError(f"{what} has a zero axis")
-        self.axis = self.axis / norm if norm > 0 else self.axis
-        lim = el.find("limit")
-        attr = lim.attrib if lim is not None else {}
-        number = lambda tag, key, default: _number(tag.get(key, default), f"{what} {key}")  # noqa: E731
-        # URDF: lower/upper default to 0 inside <limit>; a continuous joint or a missing <limit> is unbounded
-        unbounded = self.kind in ("continuous", "planar", "floating") or lim is None
-        self.lower = -math.inf if unbounded else number(attr, "lower", "0")
-        self.upper = math.inf if unbounded else number(attr, "upper", "0")
-        self.velocity, self.effort = number(attr, "velocity", "inf"), number(attr, "effort", "inf")
-        if self.lower > self.upper:
-            warnings.append(f"{what} has lower limit {self.lower} above upper limit {self.upper}; "
-                            "taken as unbounded")
-            self.lower, self.upper = -math.inf, math.inf
-        mimic = el.find("mimic")
-        self.mimic = None if mimic is None else (
-            mimic.get("joint"), number(mimic.attrib, "multiplier", "1"), number(mimic.attrib, "offset", "0"))
-        self.what, self.dynamics = what, joint_dynamics(el, what, warnings, URDFError)
 
 
 def load_urdf(source, floating_base=False, root=None, tip=None, gravity=None, strict=False):
@@ -213,7 +33,7 @@ def load_urdf(source, floating_base=False, root=None, tip=None, gravity=None, st
     link. root: take the subtree below this link. tip: keep only the chain root -> tip (and
     links welded to it). strict: refuse what would only be warned about (model.warnings).
     """
-    doc = _Document(text := urdf_text(str(source)))
+    doc = Document(text := urdf_text(str(source)))
     robot, warnings = doc.root, []
     links = {}
     for el in robot.findall("link"):
@@ -227,7 +47,7 @@ def load_urdf(source, floating_base=False, root=None, tip=None, gravity=None, st
         raise URDFError(f"robot {robot.get('name', '')!r} has no links")
     joints, child_of = {}, {}
     for el in robot.findall("joint"):
-        j = _Joint(doc, el, warnings)
+        j = JointElement(doc, el, warnings)
         if j.name in joints:
             raise URDFError(f"{j.what} is defined twice")
         for end in (j.parent, j.child):
@@ -278,7 +98,7 @@ class _Builder:
     def __init__(self, doc, links, children, joints, keep, warnings):
         self.doc, self.links, self.children, self.joints, self.keep = doc, links, children, joints, keep
         self.warnings = warnings
-        self.bodies = []     # dicts: name, parent, joint (a _Joint), R, p, inertia, links
+        self.bodies = []     # dicts: name, parent, joint (a JointElement), R, p, inertia, links
         self.frames, self.joint_frames, self.seen = {}, {}, set()
 
     def visit(self, link, body, rotation, translation):
@@ -287,7 +107,7 @@ class _Builder:
             raise URDFError(f"the joints form a cycle through link {link!r}")
         self.seen.add(link)
         self.frames[link] = Frame(link, body, rotation, translation)
-        inertia = _link_inertia(self.doc, self.links[link], self.warnings)   # checked even where the world carries it
+        inertia = link_inertia(self.doc, self.links[link], self.warnings)   # checked even where the world carries it
         if body >= 0:
             self.bodies[body]["inertia"] += transform_inertia(inertia, rotation, translation)
             self.bodies[body]["links"].append(link)

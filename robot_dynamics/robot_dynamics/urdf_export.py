@@ -15,7 +15,7 @@ from xml.parsers import expat
 import numpy as np
 
 from .model import inertia_about_origin
-from .urdf import _DECLARATION, _floats, inertia_problem, rpy_to_matrix
+from .urdf_xml import DECLARATION, inertia_problem, read_floats, rpy_to_matrix
 from .urdf_dynamics import EXTENSION
 
 
@@ -60,7 +60,7 @@ def _parse(text):
     """The <robot> element as urdf.py reads it (expat without namespaces), comments kept, and the
     text before it (comments, a DOCTYPE; the XML declaration left out)."""
     text = text.split("\x00", 1)[0]
-    data = _DECLARATION.sub("", text.lstrip("\ufeff \t\r\n"), count=1).lstrip("\r\n").encode("utf-8")
+    data = DECLARATION.sub("", text.lstrip("\ufeff \t\r\n"), count=1).lstrip("\r\n").encode("utf-8")
     builder, start = ET.TreeBuilder(insert_comments=True), []
     parser = expat.ParserCreate()
     parser.buffer_text = True
@@ -84,8 +84,8 @@ def _link_parameters(link):
     ixx, iyy, izz, ixy, ixz, iyz = (float(i_el.get(k, "0")) if i_el is not None else 0.0
                                     for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz"))
     o = inertial.find("origin")
-    R = rpy_to_matrix(_floats(o.get("rpy", "0 0 0"), 3, "rpy")) if o is not None else np.eye(3)
-    com = _floats(o.get("xyz", "0 0 0"), 3, "xyz") if o is not None else np.zeros(3)
+    R = rpy_to_matrix(read_floats(o.get("rpy", "0 0 0"), 3, "rpy")) if o is not None else np.eye(3)
+    com = read_floats(o.get("xyz", "0 0 0"), 3, "xyz") if o is not None else np.zeros(3)
     I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     return inertia_about_origin(mass, com, R @ I @ R.T)
 

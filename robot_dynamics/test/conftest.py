@@ -53,20 +53,58 @@ SLOW = {"test_robot_sweep.py": "*", "test_packaging.py": "*", "test_cache_guard.
         "test_lanes.py": {"test_batches_of_10000_equal_single_calls", "test_both_lane_widths_give_the_same_results"}}
 
 
-@pytest.hookimpl(tryfirst=True)      # before xdist reads the groups
 def pytest_collection_modifyitems(items):
-    """The `slow` marks; and under `--dist loadgroup` (make test) a ROS module's tests stay together
-    in one process (its fixtures start node processes once), while a library module's spread over
-    the processes one test at a time (test_lanes alone is a quarter of the library's CPU)."""
+    """The `slow` marks; under xdist the slow tests first (the scheduler below hands out the ROS
+    modules, then single tests in this order: the long ones first, so that both processes end
+    together)."""
     for item in items:
         slow = SLOW.get(item.path.name, ())
         if slow == "*" or item.originalname in slow:
             item.add_marker(pytest.mark.slow)
-        if item.get_closest_marker("ros"):
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)     # stable: the same order in each
+
+
+def ros_module(path):
+    """Whether a test module has tests marked `ros` (it starts node processes or builds a workspace
+    in module-scoped fixtures): read from its source, as the xdist controller collects no tests."""
+    with open(path) as f:
+        return "pytest.mark.ros" in f.read()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under `--dist loadgroup` (make test): a ROS module's tests stay together in one process (its
+    fixtures start node processes once; on two processes they started twice, test_colcon built its
+    workspace twice), while a library module's spread over the processes one test at a time
+    (test_lanes alone is a quarter of the library's CPU). xdist's own loadgroup groups by a suffix it
+    writes into each test's node id, which pytest 9 no longer reads back (pytest-xdist issue 1386):
+    the groups were silently lost. Modules are the larger units and go first (xdist's loadscope
+    order: most tests first), single tests last (the slow ones first), so that the two processes end
+    together."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling    # noqa: PLC0415 (xdist is there when this runs)
+    rootpath, ros = config.rootpath, {}
+
+    class ModuleOrTest(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            module = nodeid.split("::", 1)[0]
+            if module not in ros:
+                ros[module] = ros_module(rootpath / module)
+            return module if ros[module] else nodeid
+    return ModuleOrTest(config, log)
 
 
 def pytest_configure(config):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # two processes may compile one kernel at once (what the warm-up left, e.g. the second lane
+        # width): numba's cache saves are made atomic across them, as warm.py's processes' are
+        from robot_dynamics import kernels    # noqa: PLC0415 (the library, in the test processes only)
+        from robot_dynamics.warm import lock_numba_cache    # noqa: PLC0415
+        cache = os.path.join(os.path.dirname(kernels.__file__), "__pycache__")
+        os.makedirs(cache, exist_ok=True)
+        lock_numba_cache(cache)
     config.addinivalue_line("markers", "robots(*ids): the test robots (conftest.ROBOTS, by id) a module's `pair` takes")
     config.addinivalue_line("markers", "slow: checks of the whole package or of every robot installed here, left "
                                        "out of `make test-quick` (`make test` runs them)")

@@ -20,11 +20,27 @@ print(repr(rd.mass_matrix(model, q).tolist()))
 """
 
 
+CACHE = os.path.join(REPO, "robot_dynamics", "kernels", "__pycache__")
+
+
+def seed_cache(root):
+    """The checkout's compiled kernels (`make` warmed them) copied into the copy's own numba cache:
+    numba keys its cache by the source's time stamp and size, which copytree keeps, and the guard's
+    stamp comes along, so the copy loads them as the checkout does instead of compiling (~15 s of
+    CPU for the mass matrix's kernels); the edits below then drop them as any edit would."""
+    target = root / "robot_dynamics" / "kernels" / "__pycache__"
+    target.mkdir(exist_ok=True)
+    for name in os.listdir(CACHE) if os.path.isdir(CACHE) else ():
+        if name.endswith((".nbi", ".nbc")) or name == "robot_dynamics.kernels.sources":
+            shutil.copy2(os.path.join(CACHE, name), target)
+
+
 @pytest.fixture()
 def copy(tmp_path):
-    """A private copy of the package, with its own numba cache."""
+    """A private copy of the package, with its own numba cache (seeded: `seed_cache`)."""
     shutil.copytree(os.path.join(REPO, "robot_dynamics"), tmp_path / "robot_dynamics",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    seed_cache(tmp_path)
     return tmp_path
 
 
@@ -60,7 +76,7 @@ def swap_columns(root):
     path.write_text(text.replace(first, "@").replace(second, first).replace("@", second))
 
 def test_a_changed_layout_constant_recompiles(copy):
-    before = mass_matrix(copy)                  # compiles and fills the copy's cache
+    before = mass_matrix(copy)                  # loads the seeded cache
     assert list((copy / "robot_dynamics" / "kernels" / "__pycache__").glob("*.nbi"))
     swap_columns(copy)
     np.testing.assert_array_equal(mass_matrix(copy), before)
@@ -86,7 +102,11 @@ def test_without_the_guard_the_cache_would_be_stale(copy):
 
 def test_the_batch_driver_is_loaded_from_the_cache_in_a_new_process(copy):
     """The one batch driver takes each kernel as a marker of a stable type (kernels/batch.py): a
-    second process loads what the first compiled (a jitted function as an argument would miss)."""
+    second process loads what the first compiled (a jitted function as an argument would miss). The
+    copy's cache holds every kernel but the driver's."""
+    for name in os.listdir(copy / "robot_dynamics" / "kernels" / "__pycache__"):
+        if name.startswith(("batch.rows", "batch.in_lanes")):
+            os.remove(copy / "robot_dynamics" / "kernels" / "__pycache__" / name)
     env = dict(os.environ, PYTHONPATH=str(copy))
     env.pop("NUMBA_CACHE_DIR", None)
     script = BATCH.format(urdf=os.path.join(REPO, "urdf", "puma560.urdf"))

@@ -166,7 +166,7 @@ def test_the_library_does_not_import_the_ros_layer_or_the_demo():
                 and any(x.startswith("robot_dynamics.demo") for x in d)}
 
 
-@pytest.mark.parametrize("cap", [450])
+@pytest.mark.parametrize("cap", [400])
 def test_no_module_of_the_package_is_longer_than(cap):
     long = {m: n for m, path in modules().items() if (n := sum(1 for _ in open(path))) > cap}
     assert not long, long

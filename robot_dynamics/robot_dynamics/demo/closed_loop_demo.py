@@ -71,12 +71,11 @@ def plot(recordings, path):
     figure.savefig(path, dpi=90)
 
 
-def main(argv=None, signals_received=()):
-    """The demo; signals_received: SIGINT / SIGTERM the executable's first lines caught (interrupt.py).
-    Exit code 0, or 130 (143) after Ctrl-C (SIGTERM) with every process it started stopped."""
+def main(argv=None):
+    """The demo. Exit code 0, or 130 (143) after Ctrl-C (SIGTERM) with every process it started stopped."""
     parser = arguments(__doc__, "closed_loop_demo.png")
     args = parser.parse_args(argv)
-    interrupt.catch(signals_received)
+    interrupt.catch()
     with RosSession() as ros:
         interrupt.check()
         from . import external_demo     # imports mujoco (see interrupt.py)

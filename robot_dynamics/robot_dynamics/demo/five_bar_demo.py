@@ -170,14 +170,13 @@ def plot(recordings, path):
     figure.savefig(path, dpi=90)
 
 
-def main(argv=None, signals_received=()):
-    """The demo; signals_received: SIGINT / SIGTERM the executable's first lines caught (interrupt.py).
-    Exit code 0, or 130 (143) after Ctrl-C (SIGTERM) with every process it started stopped."""
+def main(argv=None):
+    """The demo. Exit code 0, or 130 (143) after Ctrl-C (SIGTERM) with every process it started stopped."""
     parser = arguments(__doc__, "five_bar_demo.png")
     parser.add_argument("--hold-time", type=float, default=HOLD_TIME, help="s of sim time per hold run "
                                                                            "(default: %(default)s)")
     args = parser.parse_args(argv)
-    interrupt.catch(signals_received)
+    interrupt.catch()
     from ..urdf import load_urdf
     kp, kd = pd_gains(load_urdf(URDF))
     with RosSession() as ros:

@@ -6,8 +6,8 @@ library can swallow it there: `import mujoco` wraps its renderer's import in `ex
 and a KeyboardInterrupt inside an extension module's initialisation turns into ImportError
 ("initialization failed"); a Ctrl-C in that moment was lost and the demo ran on to the end
 (test_demo's Ctrl-C test failed that way under load). Here the handler only records the signal,
-from the executable's first lines on (robot_dynamics/executables.py), and the
-demos' loops call `check()` between steps (at least every 50 ms), which raises KeyboardInterrupt
+from main()'s first lines on (before them, robot_dynamics/executables.py ends the process at
+once with the same code), and the demos' loops call `check()` between steps (at least every 50 ms), which raises KeyboardInterrupt
 there; the `running` context managers then stop every process the demo started."""
 import signal
 
@@ -19,10 +19,8 @@ def _record(signum, frame):
     _received.append(signum)
 
 
-def catch(received=()):
-    """From now on SIGINT and SIGTERM are recorded, not raised where they land; `received`: the
-    ones the executable's first lines caught before this."""
-    _received.extend(received)
+def catch():
+    """From now on SIGINT and SIGTERM are recorded, not raised where they land."""
     for signum in SIGNALS:
         signal.signal(signum, _record)
 

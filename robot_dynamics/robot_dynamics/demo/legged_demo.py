@@ -217,14 +217,13 @@ def plot(recordings, path):
     figure.savefig(path, dpi=90)
 
 
-def main(argv=None, signals_received=()):
-    """The demo; signals_received: SIGINT / SIGTERM the executable's first lines caught (interrupt.py).
-    Exit code 0, 1 without solo12's files, or 130 (143) after Ctrl-C (SIGTERM) with every process it
+def main(argv=None):
+    """The demo. Exit code 0, 1 without solo12's files, or 130 (143) after Ctrl-C (SIGTERM) with every process it
     started stopped."""
     parser = arguments(__doc__, "legged_demo.png")
     parser.add_argument("--hold-time", type=float, default=HOLD_TIME, help="s of sim time per run (default: %(default)s)")
     args = parser.parse_args(argv)
-    interrupt.catch(signals_received)
+    interrupt.catch()
     try:
         urdf, srdf = solo12_files()
     except FileNotFoundError as exc:

@@ -172,10 +172,10 @@ def plot(outcomes, joints, limits, path):
     figure.savefig(path, dpi=90)
 
 
-def main(argv=None, signals_received=()):
+def main(argv=None):
     parser = arguments(__doc__, "moveit_demo.png")
     args = parser.parse_args(argv)
-    interrupt.catch(signals_received)
+    interrupt.catch()
     with RosSession() as ros:
         interrupt.check()
         heavy, light = arm(PAYLOAD["payload.mass"]), arm(LIGHT)

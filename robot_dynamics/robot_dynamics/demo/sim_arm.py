@@ -118,9 +118,9 @@ class SimArm(simulator.SimulatedRobot):
             clear_wrench(self.data)
 
 
-def main(args=None, signals_received=()):
+def main(args=None):
     """Run until SIGINT or SIGTERM (exit code 0; 1 for a bad parameter or URDF): simulator.main."""
-    return simulator.main(SimArm, "sim_arm", args, signals_received)
+    return simulator.main(SimArm, "sim_arm", args)
 
 
 if __name__ == "__main__":

@@ -57,9 +57,9 @@ class SimFiveBar(simulator.SimulatedRobot):
         self.publish_measured(stamp)
 
 
-def main(args=None, signals_received=()):
+def main(args=None):
     """Run until SIGINT or SIGTERM (exit code 0; 1 for a bad parameter): simulator.main."""
-    return simulator.main(SimFiveBar, "sim_five_bar", args, signals_received)
+    return simulator.main(SimFiveBar, "sim_five_bar", args)
 
 
 if __name__ == "__main__":

@@ -102,9 +102,9 @@ class SimLegged(simulator.SimulatedRobot):
         self.publish_measured(stamp)
 
 
-def main(args=None, signals_received=()):
+def main(args=None):
     """Run until SIGINT or SIGTERM (exit code 0; 1 for a bad parameter or URDF): simulator.main."""
-    return simulator.main(SimLegged, "sim_legged", args, signals_received)
+    return simulator.main(SimLegged, "sim_legged", args)
 
 
 if __name__ == "__main__":

@@ -148,11 +148,11 @@ def _spin(executor):
         pass
 
 
-def main(node_class, name, args=None, signals_received=()):
+def main(node_class, name, args=None):
     """Run node_class() and its run() until SIGINT or SIGTERM (exit code 0; 1 for a bad parameter or
     URDF, logged under `name`). Signals are taken as the dynamics node takes them
     (ros.main.StopSignals): a second Ctrl-C does not interrupt the cleanup."""
-    stop = StopSignals(signals_received)     # before rclpy.init: rclpy chains its handler to these
+    stop = StopSignals()     # before rclpy.init: rclpy chains its handler to these
     rclpy.init(args=args)
     executor = SingleThreadedExecutor()
     spinner = threading.Thread(target=_spin, args=(executor,), daemon=True)

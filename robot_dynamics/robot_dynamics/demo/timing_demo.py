@@ -148,10 +148,10 @@ def plot(recordings, limits, path):
     figure.savefig(path, dpi=90)
 
 
-def main(argv=None, signals_received=()):
+def main(argv=None):
     parser = arguments(__doc__, "timing_demo.png")
     args = parser.parse_args(argv)
-    interrupt.catch(signals_received)
+    interrupt.catch()
     with RosSession() as ros:
         interrupt.check()
         heavy, light = arm(PAYLOAD["payload.mass"]), arm(LIGHT)

@@ -27,12 +27,12 @@ class StopSignals:
     thread gets to run it). Before that (start-up, model loading) it is only recorded, and main()
     stops before spinning. Every later signal is ignored: a terminal's Ctrl-C signals the whole
     process group and ros2 launch forwards one more SIGINT, and the second must not interrupt the
-    cleanup. Signals that came before main() (see the executable) are passed in `received`."""
+    cleanup. Before main(), a signal ends the process at once (robot_dynamics/executables.py)."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-    def __init__(self, received=()):
-        self.received = list(received)
+    def __init__(self):
+        self.received = []
         self.armed = False
         for signum in self.SIGNALS:
             signal.signal(signum, self._handle)
@@ -88,10 +88,9 @@ def _startup_hint(text):
     return ""
 
 
-def main(args=None, signals_received=()):
-    """Run the node until SIGINT or SIGTERM: exit code 0, or 1 if it cannot start as configured.
-    signals_received: SIGINT / SIGTERM caught before main() (the executable's first lines)."""
-    stop = StopSignals(signals_received)     # before rclpy.init: rclpy chains its handler to these
+def main(args=None):
+    """Run the node until SIGINT or SIGTERM: exit code 0, or 1 if it cannot start as configured."""
+    stop = StopSignals()     # before rclpy.init: rclpy chains its handler to these
     logger = rclpy.logging.get_logger("robot_dynamics")
     try:
         rclpy.init(args=args)

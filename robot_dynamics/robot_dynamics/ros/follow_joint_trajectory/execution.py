@@ -24,6 +24,8 @@ Points with positions only are interpolated linearly by the controller: their ve
 the points, an infinite acceleration, so such a plan is never feasible unless it stands still.
 The trajectory starts where the arm is: a plan whose first point comes after its start is executed
 from the measured state (joint_trajectory_controller's point before the trajectory), and so checked.
+`model_columns` spreads an Execution over the model's joints (what the node follows when it executes
+the goal itself).
 """
 from dataclasses import dataclass
 
@@ -203,3 +205,21 @@ def _outputs(config, model, plan, held_q, times, q, v, a, played, options):
         if x is not None and not np.isfinite(x).all():
             raise GoalError(INVALID_GOAL, f"the {what} computed are not finite (the goal's values are too large)")
     return Execution(names, np.asarray(times, float), *out, start=plan.start, retimed=False, reason="")
+
+
+def model_columns(model, ex, held_q):
+    """An Execution's positions, velocities, accelerations over the model's joints (Following's columns):
+    joints the controller does not have held where measured, at rest."""
+    qo = model.joint_offset[0]
+    idx = np.array([model.joint_index[j] for j in ex.joint_names], dtype=np.intp)
+    out = []
+    for x, rest in ((ex.positions, held_q[qo:]), (ex.velocities, None), (ex.accelerations, None)):
+        if x is None:
+            out.append(None)
+            continue
+        full = np.zeros((len(x), len(model.joint_names)))
+        if rest is not None:
+            full[:] = rest
+        full[:, idx] = x
+        out.append(full)
+    return out

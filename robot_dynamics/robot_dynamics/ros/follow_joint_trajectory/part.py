@@ -44,7 +44,7 @@ from ..trajectories.part import ReferenceFeedforward
 from ..work import Busy
 from . import codes, goal as goal_checks, prepared, tolerances
 from .codes import GoalError
-from .execution import prepare
+from .execution import model_columns, prepare
 
 Result = FollowJointTrajectory.Result
 #: s a goal waits for the controller's action server to be discovered
@@ -357,24 +357,6 @@ class FollowJointTrajectoryFront(Part):
 def _prepare_with(config, goal, q, options, tol):
     plan = goal_checks.check(config, goal, 0, q, options, tol)
     return prepare(config, config.model, plan, q, None, options)
-
-
-def model_columns(model, ex, held_q):
-    """An Execution's positions, velocities, accelerations over the model's joints (Following's columns):
-    joints the controller does not have held where measured, at rest."""
-    qo = model.joint_offset[0]
-    idx = np.array([model.joint_index[j] for j in ex.joint_names], dtype=np.intp)
-    out = []
-    for x, rest in ((ex.positions, held_q[qo:]), (ex.velocities, None), (ex.accelerations, None)):
-        if x is None:
-            out.append(None)
-            continue
-        full = np.zeros((len(x), len(model.joint_names)))
-        if rest is not None:
-            full[:] = rest
-        full[:, idx] = x
-        out.append(full)
-    return out
 
 
 def forwarded_goal(request, ex):
