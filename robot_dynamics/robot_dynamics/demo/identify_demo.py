@@ -176,10 +176,10 @@ def plot(joints, urdf_run, identified_run, prediction, path):
     figure.savefig(path, dpi=90)
 
 
-def main(argv=None, signals_received=()):
+def main(argv=None):
     parser = arguments(__doc__, "identify_demo.png")
     args = parser.parse_args(argv)
-    interrupt.catch(signals_received)
+    interrupt.catch()
     folder = tempfile.mkdtemp(prefix="identify_demo_")
     try:
         with RosSession() as ros:
