@@ -14,6 +14,8 @@ leaves the node as a success: inputs are checked, and so is every published or r
 import threading
 import time
 
+import numpy as np
+
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -35,6 +37,18 @@ HEAVY_CAPACITY = 2
 #: the node's parts, made in this order (each may use those before it: node.part) and answering each
 #: joint_states message in it
 PARTS = tuple(kind for feature in FEATURES for kind in feature.parts())
+
+
+def unchanged(new, old, changes):
+    """The changed parameters have the values in use (as used: checked, numbers as floats)."""
+    def same(a, b):
+        if isinstance(a, str) or isinstance(b, str):
+            return a == b
+        try:
+            return bool(np.array_equal(a, b))
+        except (TypeError, ValueError):
+            return False
+    return all(same(new[p.name], old[p.name]) for p in changes)
 
 
 class DynamicsNode(Shared, Node):
@@ -138,6 +152,9 @@ class DynamicsNode(Shared, Node):
             return SetParametersResult(successful=True)
         try:
             params = self.params(known)
+            if self.config is not None and unchanged(params, self.params(), known):
+                self._pending = None    # the values in use, set again (`ros2 param load` of a dump): nothing to rebuild
+                return SetParametersResult(successful=True)
             description = self.description(params)
             if description is None:
                 if self.config is not None:
