@@ -98,13 +98,13 @@ def test_bounds_and_magnitudes_are_refused_in_the_requests_own_fields(client, pu
     far = waypoints(model, W.copy())
     far.points[1].positions[2] = 1e308
     refused(client, puma, TimeParameterize, "time_parameterize", TimeParameterize.Request(waypoints=far),
-            "waypoints.points[1].positions contains 1e+308 (at most 1e+09 in magnitude) (joint 'joint3')")
+            "waypoints.points[1].positions contains 1e+308 (joint 'joint3'): too large (at most 1e+09 in magnitude)")
     step = timed(model, [0.0, 1.0], W[:2])
     refused(client, puma, CheckTrajectory, "check_trajectory",
             CheckTrajectory.Request(trajectory=step, sample_period=5e-324), "more than 200000: take a longer period")
     refused(client, puma, InverseDynamics, "inverse_dynamics",
             InverseDynamics.Request(positions=[0.0, 1e300, 0.0, 0.0, 0.0, 0.0]),
-            "positions contains 1e+300 (joint 'joint2'): at most 1e+09 in magnitude")
+            "positions contains 1e+300 (joint 'joint2'): too large (at most 1e+09 in magnitude)")
     refused(client, puma, InverseDynamics, "inverse_dynamics",
             InverseDynamics.Request(positions=[0.0] * 6, accelerations=[0.0, 0.0, 2e9, 0.0, 0.0, 0.0]),
             "accelerations contains 2e+09 (joint 'joint3')")

@@ -44,12 +44,17 @@ def bounded(x, field, names=None):
     x = np.asarray(x, dtype=float)
     bad = np.flatnonzero(~(np.abs(x) <= MAGNITUDE).reshape(-1))
     if len(bad):
-        value = x.reshape(-1)[bad[0]]
-        where = f" (joint {names[bad[0] % len(names)]!r})" if names is not None and len(names) else ""
-        if not np.isfinite(value):
-            raise ValueError(f"{field} contains NaN or inf{where}")
-        raise ValueError(f"{field} contains {value:g}{where}: at most {MAGNITUDE:g} in magnitude")
+        joint = names[bad[0] % len(names)] if names is not None and len(names) else None
+        raise ValueError(f"{field} contains {magnitude_problem(x.reshape(-1)[bad[0]], joint)}")
     return x
+
+
+def magnitude_problem(value, joint=None):
+    """What is wrong with a number beyond MAGNITUDE or not finite, for '<field> contains ...'."""
+    where = f" (joint {joint!r})" if joint is not None else ""
+    if not np.isfinite(value):
+        return f"NaN or inf{where}"
+    return f"{value:g}{where}: too large (at most {MAGNITUDE:g} in magnitude)"
 
 
 def frame_of(model, name, field):

@@ -17,7 +17,7 @@ import numpy as np
 
 from ... import dynamics as rd
 from ...control import EVALUATE_AT
-from ..messages import MAGNITUDE, at_most, duplicates, quoted_list
+from ..messages import MAGNITUDE, at_most, duplicates, magnitude_problem, quoted_list
 from ..parameters import ParameterError, ParameterSpec, floats, non_negative, one_of, per_entry
 
 NS = 1_000_000_000
@@ -211,8 +211,7 @@ class Columns:
             bad = np.argwhere(~(np.abs(x) <= MAGNITUDE))
             if len(bad):
                 k, j = bad[0]
-                value = "NaN or inf" if not np.isfinite(x[k, j]) else f"{x[k, j]:g} (at most {MAGNITUDE:g} in magnitude)"
-                raise ValueError(f"{what}.points[{k}].{field} contains {value} (joint {self.names[j]!r})")
+                raise ValueError(f"{what}.points[{k}].{field} contains {magnitude_problem(x[k, j], self.names[j])}")
             full = np.zeros((len(points), self.count))
             if field == "positions":
                 full[:] = held_q[self.qo:]

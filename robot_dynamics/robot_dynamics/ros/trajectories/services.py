@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ... import dynamics as rd
-from ..messages import MAGNITUDE, at_most
+from ..messages import MAGNITUDE, at_most, magnitude_problem
 from . import Columns, set_duration
 
 #: gridpoints of ~/time_parameterize's answer when the request gives 0, and the most it takes (10000:
@@ -106,8 +106,7 @@ def _waypoints(cols, waypoints, held_q):
     bad = np.argwhere(~(np.abs(x) <= MAGNITUDE))
     if len(bad):
         k, j = bad[0]
-        value = "NaN or inf" if not np.isfinite(x[k, j]) else f"{x[k, j]:g} (at most {MAGNITUDE:g} in magnitude)"
-        raise ValueError(f"waypoints.points[{k}].positions contains {value} (joint {cols.names[j]!r})")
+        raise ValueError(f"waypoints.points[{k}].positions contains {magnitude_problem(x[k, j], cols.names[j])}")
     W = np.empty((len(points), cols.count))
     W[:] = held_q[cols.qo:]
     W[:, cols.column] = x
