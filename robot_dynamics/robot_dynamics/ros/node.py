@@ -54,8 +54,9 @@ def unchanged(new, old, changes):
 class DynamicsNode(Shared, Node):
     """The node; joint_states arrives on a helper node (`joint_states_node`), spun by main() on a thread
     of its own. `lock` guards what the threads share: the configuration, the measured state, the parts'
-    state, the counters, the output messages, and every dynamics computation (single-state calls of
-    this thread share its rd.Data of the model). Nothing is logged while it is held. interrupted: a
+    state, the counters, the output messages (the joint_states path computes under it); the services
+    read the configuration under it and compute outside, each thread with its own rd.Data of the model
+    (the joint_states thread, the main executor, the heavy worker `work`: ros/work.py). Nothing is logged while it is held. interrupted: a
     callable, true once the process was asked to stop (checked between warm-up calls). StartupError if a
     parameter or the URDF given as a parameter is invalid at start-up (the message names it)."""
 
