@@ -25,7 +25,7 @@ OVERLAY = source install/setup.bash &&
 SOAK   ?=
 export OPENBLAS_NUM_THREADS := 1
 
-.PHONY: venv test test-quick demo demo-legged demo-five-bar demo-timing bench clean clean-cache
+.PHONY: venv test test-quick demo demo-legged demo-five-bar demo-timing demo-moveit demo-identify bench clean clean-cache
 
 $(STAMP): $(REQS) scripts/write_underlay.sh
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -65,6 +65,11 @@ demo: $(BUILT)   # the node in closed loop with a simulated arm (MuJoCo); table 
 
 demo-timing: $(BUILT)   # PUMA + 3 kg: MoveIt-style limits vs ~/time_parameterize vs slowed down; out/timing_demo.png
 	$(OVERLAY) python -m robot_dynamics.demo.timing_demo
+
+demo-moveit: $(BUILT)   # PUMA + 3 kg: a MoveIt goal to a JTC stand-in, directly and through ~/follow_joint_trajectory; out/moveit_demo.png
+	$(OVERLAY) python -m robot_dynamics.demo.moveit_demo
+demo-identify: $(BUILT)   # the PUMA as it really is (heavier, a tool, friction, armature) identified by the node; out/identify_demo.png
+	$(OVERLAY) python -m robot_dynamics.demo.identify_demo
 
 demo-legged: $(BUILT)   # solo12 standing in MuJoCo on the node's contact-consistent gravity torques; out/legged_demo.png
 	$(OVERLAY) install/robot_dynamics/lib/robot_dynamics/legged_demo

@@ -1,6 +1,6 @@
 """Benchmark the derivatives and the constrained dynamics against Pinocchio, in the same run.
 
-    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python bench/bench_derivatives.py
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python bench/bench_derivatives.py [--hybrid: part 4 only]
 
 1. inverse_dynamics_derivatives and forward_dynamics_derivatives against Pinocchio's
    computeRNEADerivatives and computeABADerivatives on panda (ours with its mimic finger, and both on
@@ -12,6 +12,10 @@
    difference is the constraint solve) and Pinocchio's constraintDynamics on the same model.
 3. contact_inverse_dynamics(model, q, 0, 0, contacts), the gravity torques of a standing robot, beside
    gravity_torques: what the node would pay at 1 kHz.
+4. hybrid_dynamics_derivatives (every other joint known) on panda without its mimic finger and talos
+   with a free flyer, one state and a batch of 1000 on one thread, against central finite differences
+   of our hybrid_dynamics (6 nv calls) and Pinocchio's closest algorithm, computeABADerivatives (the
+   case with no joint known; Pinocchio has no hybrid derivatives).
 
 Within each repeat ours and Pinocchio's are timed in turn; each figure is the median over repeats
 after warm-up calls (which also compile or load numba's cached kernels), each ratio the median of
@@ -175,6 +179,44 @@ def bench_constrained(rows, gravity_rows):
         gravity_rows.append((name, t_cid, t_g))
 
 
+def bench_hybrid(hrows):
+    rng = np.random.default_rng(2)
+    n = 1000
+    for name, urdf, floating in (("panda, mimic removed (9 dof)", PANDA, False), ("talos + free flyer (38 dof)", TALOS, True)):
+        model = load_urdf(without_mimic(urdf), floating_base=floating)
+        pmodel = pin_model(urdf, floating)
+        data = pmodel.createData()
+        Q, V, A = states(model, n, rng)
+        T = rng.normal(size=A.shape)
+        known = np.arange(model.nv) % 2 == 0
+        pq = to_pin(model, pmodel, Q[0])
+        h = 1e-6
+
+        def differences(q, v, a, tau):
+            """Central differences of hybrid_dynamics in q (tangent space), v and u: 6 nv calls."""
+            u = np.where(known, a, tau)
+            f = lambda q_, v_, u_: rd.hybrid_dynamics(model, q_, v_, known, u_, u_)  # noqa: E731
+            for k in range(model.nv):
+                e = np.zeros(model.nv)
+                e[k] = h
+                f(rd.integrate(model, q, e), v, u), f(rd.integrate(model, q, -e), v, u)
+                f(q, v + e, u), f(q, v - e, u), f(q, v, u + e), f(q, v, u - e)
+
+        (t, t_fd, ref), (x, x_fd, _) = medians(
+            [lambda: rd.hybrid_dynamics_derivatives(model, Q[0], V[0], known, A[0], T[0]),
+             lambda: differences(Q[0], V[0], A[0], T[0]),
+             lambda: pin.computeABADerivatives(pmodel, data, pq, V[0], T[0])], 7, 20)
+        (tb, ref_b), (xb, _) = medians([lambda: rd.hybrid_dynamics_derivatives(model, Q, V, known, A, T, threads=1),
+                                        lambda: [pin.computeABADerivatives(pmodel, data, to_pin(model, pmodel, Q[i]), V[i], T[i])
+                                                 for i in range(n)]], 5)
+        t, t_fd, ref, tb, ref_b = 1e6 * t, 1e6 * t_fd, 1e6 * ref, 1e6 * tb / n, 1e6 * ref_b / n
+        print(f"\n## hybrid_dynamics_derivatives, {name}, every other joint known (µs per state)")
+        print(f"N=1     ours {t:8.2f}  finite differences {t_fd:9.2f} (x{t_fd / t:5.1f})  "
+              f"pin computeABADerivatives {ref:7.2f} (pin/ours x{x:4.2f})")
+        print(f"N={n}  ours 1 thr {tb:8.2f}  pin computeABADerivatives loop {ref_b:7.2f} (pin/ours x{xb:4.2f})")
+        hrows.append((name, t, t_fd, ref, x, tb, ref_b, xb))
+
+
 def markdown(rows, crows, grows):
     lines = ["| case | N | ours µs/state: 1 thread | 2 threads | into out=, 1 thread | into out=, 2 threads "
              "| Pinocchio µs/state | Pinocchio / ours: 1 thread | 2 threads | out=, 1 thread | out=, 2 threads |",
@@ -192,6 +234,16 @@ def markdown(rows, crows, grows):
     lines += ["", "| robot | contact_inverse_dynamics(q, 0, 0) µs | gravity_torques µs |", "|---|---:|---:|"]
     for name, t_cid, t_g in grows:
         lines.append(f"| {name} | {t_cid:.2f} | {t_g:.2f} |")
+    return "\n".join(lines)
+
+
+def hybrid_markdown(hrows):
+    lines = ["| hybrid_dynamics_derivatives, every other joint known | N=1 µs | finite differences µs | FD / ours "
+             "| Pinocchio computeABADerivatives µs | Pinocchio / ours | N=1000, 1 thread, µs/state | Pinocchio loop "
+             "| Pinocchio / ours |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, t, t_fd, ref, x, tb, ref_b, xb in hrows:
+        lines.append(f"| {name} | {t:.2f} | {t_fd:.1f} | {t_fd / t:.1f} | {ref:.2f} | {x:.2f} | {tb:.2f} | {ref_b:.2f} "
+                     f"| {xb:.2f} |")
     return "\n".join(lines)
 
 
@@ -235,12 +287,17 @@ def main():
     print(f"numpy {np.__version__}, numba {numba.__version__}, pinocchio {pin.__version__}, {os.cpu_count()} cores, "
           f"python {sys.version.split()[0]}; Pinocchio N>1 = Python loop over the batch on one thread")
     print(lane_line())
-    rows, crows, grows = [], [], []
-    bench_derivatives(rows)
-    bench_constrained(crows, grows)
-    print("\n" + markdown(rows, crows, grows))
-    print("\n" + targets(rows, crows))
-    print("\n" + goals(rows))
+    rows, crows, grows, hrows = [], [], [], []
+    if "--hybrid" not in sys.argv:
+        bench_derivatives(rows)
+        bench_constrained(crows, grows)
+    bench_hybrid(hrows)
+    if rows:
+        print("\n" + markdown(rows, crows, grows))
+    print("\n" + hybrid_markdown(hrows))
+    if rows:
+        print("\n" + targets(rows, crows))
+        print("\n" + goals(rows))
 
 
 if __name__ == "__main__":

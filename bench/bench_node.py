@@ -9,6 +9,9 @@ and the momentum observer's cost.
     source install/setup.bash; python bench/bench_node.py --trajectory 5 # only: a trajectory vs a one-point reference
     source install/setup.bash; python bench/bench_node.py --callback 7   # only the callback in-process, panda and talos
     source install/setup.bash; python bench/bench_node.py --fuzz 20      # only: joint_states under the largest requests
+    source install/setup.bash; python bench/bench_node.py --goals 3      # only: joint_states while goals are retimed
+    source install/setup.bash; python bench/bench_node.py --identify 2   # only: latency without and during ~/identify_dynamics
+    source install/setup.bash; python bench/bench_node.py --identify-callback 3   # the same, in-process
 
 The observer comparison (also at the end of the default run, once): panda at 1 kHz with joint_states
 that carry efforts, the echo floor on the same messages, the node with `observer.enabled: false`
@@ -39,6 +42,11 @@ Start-up (--startup): the node (panda) started as a user starts it, with numba's
 (warm) and with an empty one (NUMBA_CACHE_DIR, cold: every kernel compiled); from the start of the
 process, when its "ready" line comes (a node without one: -), when ~/forward_dynamics is discovered
 and answers its first request (sent at once), then the first answer of each other service.
+
+Goals (--goals): the PUMA with 3 kg at 1 kHz, windows without and with ~/follow_joint_trajectory goals
+in a loop (a child sends the MoveIt demo's 100-point plan again as soon as each ends, execution.retime
+always: every goal retimed by TOPP-RA at 991 gridpoints and its efforts computed on the node's worker,
+then forwarded to a controller child that succeeds at once), alternating, REPEATS of each.
 
 The fuzz (--fuzz SECONDS): the node (PUMA 560) under a 1 kHz joint_states stream, quiet and then for
 SECONDS while a second process (this file with --fuzz-client) keeps the heavy-request queue full with
@@ -759,16 +767,19 @@ def callback_rounds(nodes, repeats, messages=20000, warmup=0):
     return {label: t[warmup:] for label, t in times.items()}
 
 
-def random_states(names, rng, n=16):
-    """n JointState messages of random positions and velocities for `names`."""
+def random_states(names, rng, n=16, efforts=False):
+    """n JointState messages of random positions and velocities (and efforts) for `names`."""
     return [JointState(name=list(names), position=rng.uniform(-1, 1, len(names)).tolist(),
-                       velocity=rng.uniform(-1, 1, len(names)).tolist()) for _ in range(n)]
+                       velocity=rng.uniform(-1, 1, len(names)).tolist(),
+                       effort=rng.uniform(-5, 5, len(names)).tolist() if efforts else []) for _ in range(n)]
 
 
 def callback_timing(repeats, messages=20000):
     """--callback: the node's joint_states callback in-process (callback_rounds: one warm-up round, then
-    `repeats` rounds alternating the robots), panda and talos + free flyer; the median and the spread
-    of the rounds (the noise) per robot."""
+    `repeats` rounds alternating the robots), panda and talos + free flyer; panda with efforts in the
+    messages (the observer runs) with the identification buffer off and on (its default, 60 s), and with
+    friction.compensate_gravity full (rd.friction_torques per message); the median and the spread of the
+    rounds (the noise) per case."""
     import logging
     from rclpy.parameter import Parameter
     from robot_dynamics import load_urdf
@@ -777,10 +788,18 @@ def callback_timing(repeats, messages=20000):
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     rng, nodes = np.random.default_rng(0), {}
     try:
-        for label, urdf, floating in (("panda", PANDA, False), ("talos_reduced + free flyer", TALOS, True)):
+        for label, urdf, floating, extra, efforts in (
+                ("panda", PANDA, False, {}, False), ("talos_reduced + free flyer", TALOS, True, {}, False),
+                ("panda, efforts, identification buffer off", PANDA, False, {"identification.buffer_seconds": 0.0},
+                 True),
+                ("panda, efforts, identification buffer 60 s", PANDA, False, {}, True),
+                ("panda, friction.compensate_gravity full", PANDA, False, {"friction.compensate_gravity": "full"},
+                 False)):
             node = DynamicsNode(parameter_overrides=[Parameter("urdf_file", value=urdf),
-                                                     Parameter("floating_base", value=floating)])
-            nodes[label] = (node, random_states(load_urdf(urdf, floating_base=floating).joint_names, rng))
+                                                     Parameter("floating_base", value=floating)] +
+                                [Parameter(name, value=value) for name, value in extra.items()])
+            nodes[label] = (node, random_states(load_urdf(urdf, floating_base=floating).joint_names, rng,
+                                                efforts=efforts))
         rounds = callback_rounds(nodes, repeats, messages, warmup=1)
     finally:
         for node, _ in nodes.values():
@@ -858,6 +877,330 @@ def trajectory_reference(repeats, messages=2000):
         print(f"- {label}: median {1e6 * statistics.median(times[label]):.1f} us per message")
     print(f"- ratio trajectory / one point: {ratio:.3f} (target <= 1.10: {'met' if ratio <= 1.10 else 'NOT met'})")
     return 0
+
+
+PUMA = os.path.join(PACKAGE, "urdf", "puma560.urdf")
+
+
+def controller_main(ns):
+    """A controller's FollowJointTrajectory action that succeeds at once (--goals' forwarding target)."""
+    from control_msgs.action import FollowJointTrajectory     # noqa: PLC0415
+    from rclpy.action import ActionServer                     # noqa: PLC0415
+    rclpy.init()
+    node = rclpy.create_node("arm_controller_bench", namespace=ns)
+
+    def execute(handle):
+        handle.succeed()
+        return FollowJointTrajectory.Result()
+    ActionServer(node, FollowJointTrajectory, "arm_controller/follow_joint_trajectory", execute)
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        pass
+    return 0
+
+
+def goals_main(ns):
+    """Send the MoveIt demo's goal to the node again and again; each round trip printed (s)."""
+    from control_msgs.action import FollowJointTrajectory     # noqa: PLC0415
+    from rclpy.action import ActionClient                     # noqa: PLC0415
+    from robot_dynamics import dynamics as rd                 # noqa: PLC0415
+    from robot_dynamics.demo.moveit_demo import moveit_goal   # noqa: PLC0415
+    from robot_dynamics.demo.timing_demo import GRIDPOINTS, LIGHT, WAYPOINTS, arm, uniform_timing   # noqa: PLC0415
+    light = arm(LIGHT)
+    t, q, v, _ = uniform_timing(rd.path_through_waypoints(WAYPOINTS, GRIDPOINTS), light)
+    goal = moveit_goal(light.joint_names, t, q, v)
+    rclpy.init()
+    node = rclpy.create_node("goals_bench", namespace=ns)
+    client = ActionClient(node, FollowJointTrajectory, "robot_dynamics/follow_joint_trajectory")
+    client.wait_for_server()
+    try:
+        while True:
+            t0 = time.perf_counter()
+            sent = client.send_goal_async(goal)
+            rclpy.spin_until_future_complete(node, sent)
+            result = sent.result().get_result_async()
+            rclpy.spin_until_future_complete(node, result)
+            print(f"{time.perf_counter() - t0:.4f} {result.result().status} {result.result().result.error_code}",
+                  flush=True)
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        pass
+    return 0
+
+
+def goals(repeats, duration, warmup):
+    """joint_states -> gravity_torques of the PUMA + 3 kg at 1 kHz, windows without and with goals being
+    retimed and forwarded, alternating; the goals' round trips."""
+    from robot_dynamics import load_urdf    # noqa: PLC0415
+    ns = f"/bench_{os.getpid()}"
+    print(f"# robot_dynamics node: joint_states while ~/follow_joint_trajectory goals are retimed\n\n{machine_facts()}")
+    print(f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}, namespace {ns}, load average at start "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\n", flush=True)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    bench = Bench(ns)
+    rows, trips = [], []
+    try:
+        names = load_urdf(PUMA).joint_names
+        msgs = joint_state_messages(names)
+        proc = start([sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-r", f"__ns:={ns}",
+                      "-p", f"urdf_file:={PUMA}", "-p", "payload.link:=tool0", "-p", "payload.mass:=3.0",
+                      "-p", f"execution.controller_action:={ns}/arm_controller/follow_joint_trajectory",
+                      "-p", "execution.retime:=always"], "goals")
+        controller = start([sys.executable, os.path.abspath(__file__), "--controller", ns], "controller")
+        try:
+            bench.listen("robot_dynamics/gravity_torques")
+            bench.connect(proc, msgs[0])
+            for k in range(repeats):
+                rows.append(("quiet", bench.stream(msgs, 1000, duration, warmup, proc.pid)))
+                sender = start([sys.executable, os.path.abspath(__file__), "--send-goals", ns], f"goals{k}")
+                deadline = time.perf_counter() + 60.0
+                while not open(sender.log_path).read().strip() and time.perf_counter() < deadline:
+                    bench.spin_for(0.1)
+                rows.append(("goals", bench.stream(msgs, 1000, duration, warmup, proc.pid)))
+                with open(sender.log_path) as f:
+                    lines = [line.split() for line in f.read().splitlines() if line[:1].isdigit()]
+                stop(sender)
+                trips += [(float(a), int(b), int(c)) for a, b, c in lines]
+                if proc.poll() is not None:
+                    raise RuntimeError(f"node exited with {proc.returncode}:\n{log_tail(proc)}")
+        finally:
+            stop(proc)
+            stop(controller)
+    finally:
+        bench.node.destroy_node()
+        rclpy.try_shutdown()
+        stop_all()
+    print(f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print("| window | sent | dropped | p50 ms | p99 ms | max ms | node CPU % | other CPU % | sender late max ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, r in rows:
+        print(f"| {label} | {r['sent']} | {r['dropped']} | {fmt_ms(r['p50'])} | {fmt_ms(r['p99'])} | "
+              f"{fmt_ms(r['max'])} | {r['child_cpu']:.0f} | {r['other_cpu']:.0f} | {r['late_max_ms']:.1f} |")
+    for label in ("quiet", "goals"):
+        p99 = [r["p99"] for k, r in rows if k == label]
+        print(f"{label}: p99 median {fmt_ms(float(np.median(p99)))} ms over {len(p99)} windows")
+    if trips:
+        t = np.array([x[0] for x in trips])
+        ok = sum(1 for x in trips if x[1] == 4 and x[2] == 0)
+        print(f"goals: {len(trips)} ended ({ok} SUCCEEDED), round trip (retimed, forwarded, answered) median "
+              f"{1e3 * np.median(t):.0f} ms, max {1e3 * t.max():.0f} ms")
+    busy = [label for label, r in rows if r["other_cpu"] > BUSY_OTHER_CPU or r["send_rate"] < 990]
+    if busy:
+        print(f"**The machine was busy** in {len(busy)} windows ({', '.join(busy)}): other processes > "
+              f"{BUSY_OTHER_CPU} % of a core, or the bench's own sends fell behind.")
+    return 0
+
+
+def goals_callback(repeats, seconds=3.0):
+    """--goals-callback: the joint_states callback in-process (the PUMA + 3 kg, called every 1 ms from a
+    thread, each call timed from its due time: the GIL's wait included), in windows without and with the
+    node's worker preparing the MoveIt demo's goal in a loop (execution.retime always: TOPP-RA at 991
+    gridpoints, the efforts), alternating; p50 / p99 / max per window."""
+    import threading      # noqa: PLC0415
+    from rclpy.parameter import Parameter     # noqa: PLC0415
+    from robot_dynamics import dynamics as rd, load_urdf      # noqa: PLC0415
+    from robot_dynamics.demo.moveit_demo import moveit_goal   # noqa: PLC0415
+    from robot_dynamics.demo.timing_demo import GRIDPOINTS, LIGHT, WAYPOINTS, arm, uniform_timing   # noqa: PLC0415
+    from robot_dynamics.ros.follow_joint_trajectory import prepared     # noqa: PLC0415
+    from robot_dynamics.ros.node import DynamicsNode     # noqa: PLC0415
+    t, q, v, _ = uniform_timing(rd.path_through_waypoints(WAYPOINTS, GRIDPOINTS), arm(LIGHT))
+    goal = moveit_goal(load_urdf(PUMA).joint_names, t, q, v)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    node = DynamicsNode(parameter_overrides=[Parameter(n, value=x) for n, x in (
+        ("urdf_file", PUMA), ("payload.link", "tool0"), ("payload.mass", 3.0), ("execution.retime", "always"))])
+    callback = next(p for p in node.parts if hasattr(p, "on_joint_states")).on_joint_states
+    pool = random_states(load_urdf(PUMA).joint_names, np.random.default_rng(0))
+    rows, prepared_count = [], [0]
+    try:
+        for k in range(2 * repeats):
+            busy = k % 2 == 1
+            stop_work = threading.Event()
+
+            def work():
+                while not stop_work.is_set():
+                    node.work.submit("bench", prepared, node.config, goal, 0, q[0], np.zeros(6)).result()
+                    prepared_count[0] += 1
+            worker = threading.Thread(target=work) if busy else None
+            if worker:
+                worker.start()
+            lat, due, n = [], time.perf_counter(), round(seconds * 1000)
+            for i in range(n):
+                due += 1e-3
+                time.sleep(max(0.0, due - time.perf_counter()))
+                msg = pool[i % len(pool)]
+                msg.header.stamp.sec, msg.header.stamp.nanosec = divmod((k * n + i) * 1_000_000, 10**9)
+                callback(msg)
+                done_at = time.perf_counter()
+                lat.append((done_at - due) * 1e3)
+                if done_at - due > 2e-3:        # a stall (the machine's or the GIL's): skip slots, no burst
+                    due = done_at
+            stop_work.set()
+            if worker:
+                worker.join()
+            lat = np.array(lat)
+            rows.append(("goals prepared" if busy else "quiet", np.percentile(lat, 50), np.percentile(lat, 99), lat.max()))
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    print(f"\n### joint_states callback in-process, due every 1 ms, {seconds:g} s windows (load average "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f"; {prepared_count[0]} goals prepared)\n")
+    print("| window | p50 ms (from due) | p99 ms | max ms |")
+    print("|---|---:|---:|---:|")
+    for label, p50, p99, mx in rows:
+        print(f"| {label} | {p50:.3f} | {p99:.3f} | {mx:.3f} |")
+    for label in ("quiet", "goals prepared"):
+        print(f"{label}: p99 median {np.median([r[2] for r in rows if r[0] == label]):.3f} ms")
+    return 0
+
+
+def identification_latency(duration, warmup, repeats, fill=30.0):
+    """joint_states -> ~/gravity_torques latency at 1 kHz (panda, messages with efforts, every message a
+    distinct state) with no identification running, and with ~/identify_dynamics called back to back on
+    the buffered window (`fill` s of samples, buffered before the first stream) for the whole measured
+    stream, `repeats` times in turn; and the identifications' own times."""
+    import threading
+    from robot_dynamics import load_urdf
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    ns = f"/bench_{os.getpid()}"
+    bench = Bench(ns)
+    names = load_urdf(PANDA).joint_names
+    msgs = joint_state_messages(names, n=4096, efforts=True)
+    cmd = [sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-r", f"__ns:={ns}", "-p", f"urdf_file:={PANDA}",
+           "-p", f"identification.buffer_seconds:={fill:g}"]
+    proc = start(cmd, "identify")
+    rows, times = [], []
+    try:
+        bench.listen("robot_dynamics/gravity_torques")
+        bench.connect(proc, msgs[0])
+        print(f"filling the buffer: {fill:g} s at 1000 Hz ...", flush=True)
+        bench.stream(msgs, 1000, fill, 0.0, proc.pid)
+        for k in range(repeats):
+            for case in ("no identification", "identifying back to back"):
+                stop_event, caller = threading.Event(), None
+                if case != "no identification":
+                    caller = threading.Thread(target=_identify_loop, args=(ns, stop_event, times), daemon=True)
+                    caller.start()
+                    time.sleep(0.5)
+                print(f"{case} (repeat {k + 1}): streaming at 1000 Hz for {duration:g} s ...", flush=True)
+                r = bench.stream(msgs, 1000, duration, warmup, proc.pid)
+                stop_event.set()
+                if caller is not None:
+                    caller.join(60.0)
+                if proc.poll() is not None:
+                    raise RuntimeError(f"node exited with {proc.returncode}:\n{log_tail(proc)}")
+                rows.append((case, k + 1, r))
+    finally:
+        stop(proc)
+        bench.node.destroy_node()
+        rclpy.try_shutdown()
+        stop_all()
+    print(f"\n### joint_states -> ~/gravity_torques during ~/identify_dynamics: panda at 1 kHz, efforts, "
+          f"{duration:g} s windows ({fill:g} s buffered; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+          f"load average {os.getloadavg()[0]:.2f})\n")
+    print("| case | repeat | sent | dropped | p50 ms | p99 ms | max ms | node callback mean / max us |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for case, k, r in rows:
+        print(f"| {case} | {k} | {r['sent']} | {r['dropped']} | {fmt_ms(r['p50'])} | {fmt_ms(r['p99'])} | "
+              f"{fmt_ms(r['max'])} | {r['cb_mean_us']:.1f} / {r['cb_max_us']:.0f} |")
+    ok = [t for t, success, _ in times if success]
+    failed = [message for _, success, message in times if not success]
+    print(f"\nidentifications: {len(ok)} answered with success, median {np.median(ok) if ok else float('nan'):.2f} s "
+          f"each (call to answer)" + (f"; {len(failed)} refused, e.g. {failed[0][:200]}" if failed else ""))
+    return 0
+
+
+def identification_callback(repeats, messages=20000, fill=30000):
+    """--identify-callback: the node's joint_states callback in-process (panda, efforts, the buffer on), each
+    call timed, while nothing else runs and while the node's heavy-request worker identifies the buffered
+    window back to back (the service's own work, DynamicsIdentification._identify, submitted to node.work),
+    `repeats` rounds of each in turn: what an identification costs the joint_states path beside it (the
+    GIL), without DDS."""
+    import logging
+    import threading
+    from rclpy.parameter import Parameter
+    from robot_dynamics import load_urdf
+    from robot_dynamics.ros.identification.part import DynamicsIdentification
+    from robot_dynamics.ros.node import DynamicsNode
+    logging.disable(logging.WARNING)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    node = DynamicsNode(parameter_overrides=[Parameter("urdf_file", value=PANDA),
+                                             Parameter("identification.buffer_seconds", value=fill / 1000.0)])
+    pool = random_states(load_urdf(PANDA).joint_names, np.random.default_rng(0), 4096, efforts=True)
+    callback = node.part(type(node.parts[0])).on_joint_states
+    part = node.part(DynamicsIdentification)
+    stamp, rows, done = [0], [], []
+
+    def run(count):
+        times = np.empty(count)
+        for k in range(count):
+            msg = pool[stamp[0] % len(pool)]
+            stamp[0] += 1
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp[0] * 1_000_000, 10**9)
+            t0 = time.perf_counter_ns()
+            callback(msg)
+            times[k] = time.perf_counter_ns() - t0
+        return times * 1e-3
+
+    def identify_loop(stop_event):
+        while not stop_event.is_set():
+            with node.lock:
+                config, snapshot = node.config, part.buffer.take()
+            t0 = time.perf_counter()
+            est = node.work.submit("bench", part._identify, config, "", "", part.buffer, snapshot, 0.0, "").result()[0]
+            done.append((time.perf_counter() - t0, est.samples))
+    try:
+        run(fill)
+        for k in range(repeats):
+            for case in ("no identification", "identifying back to back"):
+                stop_event = threading.Event()
+                caller = threading.Thread(target=identify_loop, args=(stop_event,), daemon=True) \
+                    if case != "no identification" else None
+                if caller:
+                    caller.start()
+                    time.sleep(0.2)
+                t = run(messages)
+                stop_event.set()
+                if caller:
+                    caller.join(60.0)
+                rows.append((case, k + 1, t))
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    print(f"\n### joint_states callback in-process during identification: panda, efforts, {messages} messages a "
+          f"round ({fill} buffered; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + ")\n")
+    print("| case | round | p50 us | p99 us | p99.9 us | max us |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for case, k, t in rows:
+        print(f"| {case} | {k} | {np.percentile(t, 50):.1f} | {np.percentile(t, 99):.1f} | "
+              f"{np.percentile(t, 99.9):.1f} | {t.max():.0f} |")
+    print(f"\nidentifications: {len(done)}, median {np.median([d for d, _ in done]):.2f} s each on "
+          f"{int(np.median([n for _, n in done]))} samples")
+    return 0
+
+
+def _identify_loop(ns, stop_event, times):
+    """~/identify_dynamics (the whole buffer) called again as soon as it answers, until stop_event."""
+    context = rclpy.Context()
+    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("bench_identify", namespace=ns, context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    client = node.create_client(srv.IdentifyDynamics, "robot_dynamics/identify_dynamics")
+    try:
+        client.wait_for_service(timeout_sec=30.0)
+        while not stop_event.is_set():
+            t0 = time.perf_counter()
+            future = client.call_async(srv.IdentifyDynamics.Request())
+            executor.spin_until_future_complete(future, timeout_sec=120.0)
+            if future.done():
+                response = future.result()
+                times.append((time.perf_counter() - t0, response.success, response.message))
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
 
 
 # --- the fuzz -------------------------------------------------------------------------------------
@@ -992,7 +1335,6 @@ def fuzz(seconds):
               f"{BUSY_OTHER_CPU} % of a core, or the bench's own sends fell behind).")
     return 0
 
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=10.0, help="measured seconds per stream (default 10)")
@@ -1012,10 +1354,20 @@ def main():
                     help="only: the joint_states callback in-process, panda and talos + free flyer, that many rounds")
     ap.add_argument("--trajectory", type=int, metavar="REPEATS",
                     help="instead: the joint_states callback with a trajectory vs a one-point reference, in-process")
+    ap.add_argument("--goals", type=int, metavar="REPEATS",
+                    help="instead: joint_states windows without and with ~/follow_joint_trajectory goals, REPEATS each")
+    ap.add_argument("--goals-callback", type=int, metavar="REPEATS",
+                    help="instead: the joint_states callback in-process without and with goals prepared, REPEATS each")
+    ap.add_argument("--identify", type=int, metavar="REPEATS",
+                    help="instead: latency at 1 kHz without and during ~/identify_dynamics, REPEATS times in turn")
+    ap.add_argument("--identify-callback", type=int, metavar="REPEATS",
+                    help="instead: the callback in-process without and during identification, REPEATS rounds each")
     ap.add_argument("--fuzz", type=float, metavar="SECONDS",
                     help="instead: the joint_states path quiet and under the largest allowed requests, SECONDS each")
-    ap.add_argument("--echo", metavar="NS", help=argparse.SUPPRESS)
     ap.add_argument("--fuzz-client", metavar="NS", help=argparse.SUPPRESS)
+    ap.add_argument("--echo", metavar="NS", help=argparse.SUPPRESS)
+    ap.add_argument("--controller", metavar="NS", help=argparse.SUPPRESS)
+    ap.add_argument("--send-goals", metavar="NS", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.echo:
         return echo_main(args.echo)
@@ -1023,6 +1375,14 @@ def main():
         return fuzz_client(args.fuzz_client, args.fuzz)
     if args.fuzz:
         return fuzz(args.fuzz)
+    if args.controller:
+        return controller_main(args.controller)
+    if args.send_goals:
+        return goals_main(args.send_goals)
+    if args.goals:
+        return goals(args.goals, args.duration, args.warmup)
+    if args.goals_callback:
+        return goals_callback(args.goals_callback)
     if args.startup:
         return startup(args.startup)
     if args.soak:
@@ -1031,6 +1391,10 @@ def main():
         return trajectory_reference(args.trajectory)
     if args.callback:
         return callback_timing(args.callback)
+    if args.identify:
+        return identification_latency(args.duration, args.warmup, args.identify)
+    if args.identify_callback:
+        return identification_callback(args.identify_callback)
     if args.observer:
         return observer_only(args.duration, args.warmup, args.observer)
     if args.five_bar:

@@ -1,5 +1,6 @@
 """The ament_python package `robot_dynamics`: the library and the node's Python package, the
-executables (console scripts in lib/robot_dynamics, as `ros2 run` looks for them), and the launch
+executables (console scripts in lib/robot_dynamics, as `ros2 run` looks for them; the library's
+command `robot-dynamics` also in bin, which a sourced workspace puts on PATH), and the launch
 files, parameter file and bundled URDFs in share/robot_dynamics.
 
 colcon builds it (`colcon build`, with `--symlink-install` for development); `pip install
@@ -8,11 +9,13 @@ executables). The version is package.xml's, the one place it is written.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 from glob import glob
 
 from setuptools import find_packages, setup
+from setuptools.command.develop import develop
 from setuptools.command.install import install
 
 package_name = "robot_dynamics"
@@ -32,6 +35,8 @@ class InstallAndCompile(install):
 
     def run(self):
         super().run()
+        if self.root is None:
+            link_command_to_bin(self.install_scripts)
         if self.root is not None or os.environ.get("ROBOT_DYNAMICS_NO_COMPILE") == "1":
             return
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [self.install_lib,
@@ -44,8 +49,33 @@ class InstallAndCompile(install):
             print("robot_dynamics: WARNING: the kernels were not compiled at install; they compile on first use")
 
 
+def link_command_to_bin(scripts_dir):
+    """Put `robot-dynamics`, the library's command, in <prefix>/bin as well (a copy of its console
+    script): colcon's setup.bash puts a package's bin on PATH, not lib/<package>, where `ros2 run`
+    finds the executables (setup.cfg installs them there). Only for scripts installed into
+    <prefix>/lib/robot_dynamics (colcon build, with or without --symlink-install): a wheel puts its
+    console scripts on PATH itself."""
+    script = os.path.join(scripts_dir, "robot-dynamics")
+    lib = os.path.dirname(os.path.abspath(scripts_dir))
+    if os.path.basename(scripts_dir.rstrip(os.sep)) != package_name or os.path.basename(lib) != "lib" \
+            or not os.path.isfile(script):
+        return
+    bin_dir = os.path.join(os.path.dirname(lib), "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    shutil.copy2(script, os.path.join(bin_dir, "robot-dynamics"))
+
+
+class DevelopAndLink(develop):
+    """`develop` (colcon build --symlink-install), then robot-dynamics in <prefix>/bin."""
+
+    def run(self):
+        super().run()
+        if not self.uninstall:
+            link_command_to_bin(self.script_dir)
+
+
 setup(
-    cmdclass={"install": InstallAndCompile},
+    cmdclass={"install": InstallAndCompile, "develop": DevelopAndLink},
     name=package_name,
     version=version,
     packages=find_packages(include=[package_name, f"{package_name}.*"]),

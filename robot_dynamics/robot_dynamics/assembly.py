@@ -37,10 +37,14 @@ def assemble(model, q_guess, loops, fixed=None, threads=None, out=None, data=Non
     usually in 2-5 steps from a guess near the closure (warm start: the last solution). A loop the
     free joints cannot close from the guess (the frames out of reach, or a guess past a singular
     configuration) raises ConstraintError naming the loop, its remaining error and the free joints.
-    One state or a batch (N, nq); out: an array of q's shape to fill and return."""
+    A free revolute or continuous joint guessed beyond REDUCE_ABOVE = 100 rad (16 turns) is first
+    brought within half a turn of 0 by whole turns (the same placements): at 1e6 rad a double's spacing
+    is 1.2e-10 rad, and no closure within 1e-12 exists there. One state or a batch (N, nq); out: an
+    array of q's shape to fill and return."""
     d = _call.of(model, data)
     C, labels, m = _con.rows(model, d, (), loops)
     free = _free(model, d, fixed)
+    q_guess = _reduced(model, d, q_guess, free)
     if out is None and _call.plain_data(model, d, q_guess) is not None:
         q = np.empty(model.nq)
         if not _ASM.run(model.packed, q_guess, C, free, q, d.workspace(_as, m)):
@@ -57,6 +61,32 @@ def assemble(model, q_guess, loops, fixed=None, threads=None, out=None, data=Non
     _call.call(_ASM, model, d, threads, n, (q0, C, free, q), None, m,
                partial(_raise, d, q0, q, n, loops, labels, free))
     return q
+
+
+#: a free revolute or continuous joint's guess beyond this (rad) is reduced by whole turns first
+REDUCE_ABOVE = 100.0
+
+
+def _reduced(model, d, q_guess, free):
+    """q_guess with each free revolute or continuous coordinate (one that no mimic joint follows:
+    a whole turn of it is the same placement) beyond REDUCE_ABOVE brought into [-pi, pi) by whole
+    turns; q_guess itself (not copied) when none is."""
+    key = ("turns", free.tobytes())
+    turns = d.masks.get(key)
+    if turns is None:
+        drives = np.bincount(model.v_source, minlength=model.nv)
+        turns = np.array([j.idx_q for j in model.joints if j.name in model.joint_by_name and j.nv == 1
+                          and j.kind in ("revolute", "continuous") and free[j.idx_v] and drives[j.idx_v] == 1], int)
+        d.masks[key] = turns
+    if not len(turns):
+        return q_guess
+    x = np.asarray(q_guess, dtype=np.float64)
+    if x.shape[-1:] != (model.nq,) or not np.any(np.abs(x[..., turns]) > REDUCE_ABOVE):
+        return q_guess
+    x = x.copy()
+    angles = x[..., turns]
+    x[..., turns] = np.where(np.abs(angles) > REDUCE_ABOVE, np.remainder(angles + np.pi, 2 * np.pi) - np.pi, angles)
+    return x
 
 
 def _raise(data, q0, q, n, loops, labels, free, model, status, inputs):

@@ -1,6 +1,7 @@
 """Joint states from a rosbag2 recording (a folder with metadata.yaml and MCAP or sqlite3 storage,
 as `ros2 bag record` writes it), read without a ROS installation by the rosbags package (PyPI),
-imported on first use: e.g. the samples of robot_dynamics.identify_dynamics.
+imported on first use: e.g. the samples of robot_dynamics.identify_dynamics; and written, the same
+way (`write_joint_states`: samples recorded elsewhere, e.g. a simulation, as a bag the tools read).
 """
 import os
 
@@ -84,3 +85,34 @@ def _order(index, names, wanted, topic, k):
         else:
             index[names] = np.array([where[n] for n in wanted])
     return index[names]
+
+
+def write_joint_states(bag, t, names, q, v, effort, topic="/joint_states", storage="sqlite3"):
+    """Write samples as sensor_msgs/JointState messages on `topic` into a new rosbag2 folder `bag`
+    (storage "sqlite3" or "mcap"): t (N,) [s] each message's header stamp and recording time, names
+    the joints, q, v, effort (N, joints). read_joint_states reads them back exactly. ValueError for
+    mismatched shapes, non-increasing times, an unknown storage or a folder that exists."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+    plugins = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}
+    if storage not in plugins:
+        raise ValueError(f"storage takes one of {', '.join(plugins)}, got {storage!r}")
+    t = np.asarray(t, float)
+    q, v, effort = (np.asarray(x, float) for x in (q, v, effort))
+    if t.ndim != 1 or any(x.shape != (len(t), len(names)) for x in (q, v, effort)):
+        raise ValueError(f"q, v and effort must be ({len(t)}, {len(names)}) for {len(t)} times and joints {list(names)}")
+    if not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0) or (len(t) and t[0] < 0):
+        raise ValueError("t must be finite, non-negative, increasing times [s]")
+    if os.path.exists(bag):
+        raise ValueError(f"{str(bag)!r} exists: a bag is written into a new folder")
+    store = get_typestore(Stores.LATEST)
+    JointState, Header, Time = (store.types[f"{kind}"] for kind in (
+        "sensor_msgs/msg/JointState", "std_msgs/msg/Header", "builtin_interfaces/msg/Time"))
+    from pathlib import Path
+    with Writer(Path(bag), version=9, storage_plugin=plugins[storage]) as writer:
+        connection = writer.add_connection(topic, JointState.__msgtype__, typestore=store)
+        for k, tk in enumerate(t):
+            ns = int(round(tk * 1e9))
+            msg = JointState(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
+                             name=list(names), position=q[k], velocity=v[k], effort=effort[k])
+            writer.write(connection, ns, store.serialize_cdr(msg, JointState.__msgtype__))

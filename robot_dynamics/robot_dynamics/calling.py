@@ -7,7 +7,7 @@
                       the batch row (raise_status); SingularMassMatrixError
     fast paths        plain_data: one plain state -> its Data; Kernel.run: the compiled entry point called
                       without numba's type dispatch
-    input checks      vector, plain, batch_size; output, fresh (batch outputs); thread_count
+    input checks      vector, plain, batch_size; output, fresh (batch outputs); thread_count, check_threads
     frames, wrenches  frame_spec, external_rows: a frame and external wrenches as the kernels take them
 
 A public function is its input checks, its fast path and one `call`. The algorithms (rigid_body,
@@ -25,7 +25,7 @@ import numpy as np
 from . import kernels as K
 from .data import LAST, THREADS, Data, of  # noqa: F401 (Data: re-exported)
 from .kernels import batch as _batch
-from .kernels.common import INPUT_LIMIT
+from .kernels.common import INPUT_LIMIT, SINGULAR_TOL
 from .layout import AXES
 from .model import REFERENCES
 
@@ -194,6 +194,53 @@ def singular_message(model, body, where):
     return text
 
 
+def solve_spd(model, M, b, coordinates=None, rows=None):
+    """x with M x = b for the symmetric positive definite M (n x n, or a batch N x n x n; b: n or n x k,
+    with the batch's leading axis) by a Cholesky factorization M = L L^T and two triangular solves
+    (LAPACK's potrf and potrs through scipy, state by state; no inverse is formed). M's rows and columns are the
+    coordinates of v, or those listed in `coordinates` (hybrid dynamics' unknown block); a matrix
+    that is not positive definite raises SingularMassMatrixError naming the joint of the first
+    coordinate whose pivot fails (and the batch row: `rows` gives each state's row where M holds a
+    subset of a batch)."""
+    from scipy.linalg.lapack import dpotrf, dpotrs  # noqa: PLC0415 (scipy on first use)
+    if M.ndim == 3:     # state by state, the same LAPACK calls: a batch equals its single states bitwise
+        x = np.empty(np.broadcast_shapes(b.shape, M.shape[:1] + b.shape[1:]))
+        for r in range(len(M)):
+            x[r] = _solve_one(model, M[r], b[r], coordinates, r if rows is None else rows[r], dpotrf, dpotrs)
+        return x
+    return _solve_one(model, M, b, coordinates, None, dpotrf, dpotrs)
+
+
+def _solve_one(model, M, b, coordinates, row, dpotrf, dpotrs):
+    """One state's solve_spd (LAPACK directly: scipy's wrappers cost tens of us per call)."""
+    L, info = dpotrf(M, lower=1, clean=0)
+    if info != 0 or not np.all(np.diagonal(L) ** 2 > SINGULAR_TOL * np.diagonal(M)):
+        raise _singular_spd(model, M, coordinates, row)
+    return dpotrs(L, b, lower=1)[0]
+
+
+def _singular_spd(model, M, coordinates, row):
+    """SingularMassMatrixError for M whose factorization fails (a pivot keeping no more than SINGULAR_TOL
+    of M_jj, as the kernels' Cholesky), naming the joint of that coordinate (and the batch row)."""
+    try:
+        pivots = np.diagonal(np.linalg.cholesky(M)) ** 2
+        k = int(np.flatnonzero(~(pivots > SINGULAR_TOL * np.diagonal(M)))[0]) + 1
+    except np.linalg.LinAlgError:     # the first failing pivot: the smallest leading block that fails
+        k = next(k for k in range(1, len(M) + 1) if not _factors(M[:k, :k]))
+    u = k - 1 if coordinates is None else coordinates[k - 1]
+    full = int(np.flatnonzero(model.v_source == u)[0])
+    body = int(np.argmax(np.where(model.idx_v <= full, model.idx_v, -1)))
+    return SingularMassMatrixError(singular_message(model, body, "" if row is None else f" (batch row {row})"))
+
+
+def _factors(A):
+    try:
+        np.linalg.cholesky(A)
+        return True
+    except np.linalg.LinAlgError:
+        return False
+
+
 # --- the one call path ----------------------------------------------------------------------------
 class Direct:
     """A compiled function called directly, skipping numba's type dispatch (~0.4 us of a ~1 us
@@ -271,6 +318,18 @@ def external_rows(model, d, external_wrenches, batch):
         rows[:, k, K.F_WRENCH:] = vector(wrench, 6, f"external wrench on {frame!r}",
                                           batch if np.ndim(wrench) == 2 else 0)
     return rows if batch else rows[0]
+
+
+def check_threads(threads):
+    """threads as the batch functions take it: None (every core numba may use) or an integer from 1 to
+    numba's thread count; ValueError naming `threads` otherwise."""
+    if threads is None:
+        return None
+    limit = numba.config.NUMBA_NUM_THREADS
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= limit:
+        raise ValueError(f"threads must be None or an integer from 1 to {limit} (the threads numba has here), "
+                         f"got {threads!r}")
+    return int(threads)
 
 
 def thread_count(batch, threads):

@@ -16,7 +16,7 @@ from .kernels import STATUS_BODY
 from .kernels import constrained as _c
 from .kernels import constrained_inverse as _ci
 from .kernels import constraints as _k
-from .rigid_body import inverse_dynamics
+from .rigid_body import frame_placement, inverse_dynamics
 
 #: objective -> the kernel's code
 OBJECTIVES = {"min_force": _ci.MIN_FORCE, "min_torque": _ci.MIN_TORQUE}
@@ -28,6 +28,8 @@ _TERMS = _call.Kernel(_c, "jacobian_terms")
 
 
 def _options(objective, least_squares, tolerance):
+    if not isinstance(least_squares, (bool, np.bool_)):
+        raise TypeError(f"least_squares must be True or False, got {least_squares!r}")
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be 'min_force' or 'min_torque', got {objective!r}")
     if tolerance is not None and not (isinstance(tolerance, (int, float)) and 0 <= tolerance < np.inf):
@@ -65,7 +67,7 @@ def _floating(model, d):
 
 def constrained_inverse_dynamics(model, q, v, a, actuated, contacts=(), loops=(), passive_torques=None,
                                  objective="min_force", least_squares=False, tolerance=MOTION_TOL, threads=None,
-                                 out=None, data=None):
+                                 out=None, data=None, check_loops=True):
     """(tau, forces): the joint torques and constraint forces with M a + b = tau + J^T forces
     (Kim, eqs. 56-66), the contacts and loops (see constrained.py) held, only the `actuated`
     coordinates free to take any torque.
@@ -87,15 +89,47 @@ def constrained_inverse_dynamics(model, q, v, a, actuated, contacts=(), loops=()
       them; the passive rows then do not balance (M a + b != tau + J^T f there).
     The motion must meet the constraints: J v = 0 and J a + Jdot v = 0, each row within
     `tolerance` times max(1, the sum of its terms' magnitudes) (None: not checked; v = a = 0, the
-    gravity torques, always meets them); ConstraintError naming the constraint otherwise. q is
-    taken as given: `assemble` closes the loops at the position level.
+    gravity torques, always meets them); ConstraintError naming the constraint otherwise. The loops
+    must be closed at q: check_loops=True (the default) refuses a q whose loop frames are more than
+    LOOP_TOL = 1e-6 m apart (or turned by 1e-6 rad, "6d") with a ConstraintError naming the loop and
+    its gap (`assemble` closes them from a guess); check_loops=False takes q as given.
     v and a may be the number 0. One state: tau (nv,), forces (m,); a batch (N rows): (N, nv)
     and (N, m) (passive_torques one row for all or one per state). out: two arrays (tau, forces)
     of those shapes to fill and return. Every input checked; never NaN."""
     d = _call.of(model, data)
     C, labels, m = _con.rows(model, d, contacts, loops)
-    return _solve(model, d, q, v, a, C, labels, m, _passive(model, d, actuated), passive_torques,
-                  _options(objective, least_squares, tolerance), threads, out, False)
+    options = _options(objective, least_squares, tolerance)
+    passive = _passive(model, d, actuated)
+    if not isinstance(check_loops, (bool, np.bool_)):
+        raise TypeError(f"check_loops must be True or False, got {check_loops!r}")
+    if check_loops and loops:
+        _loops_closed(model, d, q, loops, labels[len(labels) - len(loops):])
+    return _solve(model, d, q, v, a, C, labels, m, passive, passive_torques, options, threads, out, False)
+
+
+#: check_loops: how far apart (m) or turned (rad, "6d" loops) a loop's two frames may be at q
+LOOP_TOL = 1e-6
+
+
+def _loops_closed(model, d, q, loops, labels):
+    """ConstraintError naming the first loop whose frames are open beyond LOOP_TOL at q (and the batch row)."""
+    q = _call.vector(q, model.nq, "q")
+    for (frame_a, frame_b, kind), label in zip(loops, labels):
+        Ha, Hb = frame_placement(model, q, frame_a, data=d), frame_placement(model, q, frame_b, data=d)
+        gap = np.linalg.norm(Ha[..., :3, 3] - Hb[..., :3, 3], axis=-1)
+        turn = np.zeros_like(gap)
+        if kind == "6d":
+            R = np.swapaxes(Hb[..., :3, :3], -1, -2) @ Ha[..., :3, :3]
+            turn = np.arccos(np.clip((np.trace(R, axis1=-2, axis2=-1) - 1) / 2, -1.0, 1.0))
+        bad = np.flatnonzero(np.atleast_1d((gap > LOOP_TOL) | (turn > LOOP_TOL) | ~np.isfinite(gap + turn)))
+        if len(bad):
+            r = int(bad[0])
+            g, t = np.atleast_1d(gap)[r], np.atleast_1d(turn)[r]
+            where = f" (batch row {r})" if q.ndim == 2 else ""
+            raise ConstraintError(f"{label} is open at q{where}: its frames are {g:.3g} m apart"
+                                  + (f", {t:.3g} rad turned" if kind == "6d" else "")
+                                  + f" (check_loops allows {LOOP_TOL:g}); close it with rd.assemble first, or pass "
+                                    "check_loops=False to take q as given")
 
 
 def contact_inverse_dynamics(model, q, v, a, contacts, threads=None, data=None):

@@ -174,6 +174,9 @@ def coordinate_mask(model, d, x, what, over="v"):
         raise ValueError(f"{what} must be a boolean mask of {n} entries (over {over}) or a list of joint names, "
                          f"got the string {x!r}")
     names = isinstance(x, (list, tuple)) and all(isinstance(e, str) for e in x)
+    if names and len(set(x)) != len(x):
+        twice = next(e for k, e in enumerate(x) if e in x[:k])
+        raise ValueError(f"{what} names joint {twice!r} more than once")
     if names:
         cache = d.masks
         key = ("joints", tuple(x))

@@ -19,6 +19,8 @@ import numpy as np
 
 from . import kernels as K
 
+__all__ = ["Data"]   # the facade's name; `of` serves calling.py
+
 
 class Data:
     """The buffers of one model's algorithms (see the module docstring): `data.rnea`,

@@ -1,6 +1,7 @@
-"""Analytic derivatives of inverse and forward dynamics (Carpentier and Mansard 2018, Analytical
-derivatives of rigid body dynamics algorithms, RSS): NumPy in and out, one state (1-D arrays) or
-a batch (2-D, a row per state), as in dynamics.py.
+"""Analytic derivatives of inverse, forward and hybrid dynamics (Carpentier and Mansard 2018, Analytical
+derivatives of rigid body dynamics algorithms, RSS; J. Kim, Lie Group Formulation of Articulated Rigid
+Body Dynamics, section 4, the hybrid case): NumPy in and out, one state (1-D arrays) or a batch (2-D,
+a row per state), as in dynamics.py.
 
 With respect to q the derivatives are taken in the tangent space, as Pinocchio's
 computeRNEADerivatives and computeABADerivatives take them: column k is the derivative along
@@ -11,6 +12,7 @@ their leader: the matrices are G^T (.) G of the full model's (v_full = G v).
 import numpy as np
 
 from . import calling as _call
+from .rigid_body import hybrid_dynamics
 from .kernels import aba_derivatives as _aba_d
 from .kernels import rnea_derivatives as _rnea_d
 
@@ -63,3 +65,64 @@ def forward_dynamics_derivatives(model, q, v, tau, threads=None, out=None, data=
     tau), with M = L^T D L factored keeping the tree's sparsity (Featherstone, RBDA 6.5).
     SingularMassMatrixError where M is not positive definite. out: as inverse_dynamics_derivatives."""
     return _derivatives(_ABA_D, model, q, v, tau, "tau", threads, out, data)
+
+
+def hybrid_dynamics_derivatives(model, q, v, acceleration_known, qdd, tau, threads=None, data=None):
+    """(d qdd / dq, d qdd / dv, d qdd / du, d tau / dq, d tau / dv, d tau / du) of the complete qdd
+    and tau that hybrid_dynamics returns, each nv x nv (N x nv x nv for a batch; the mask one per
+    state or one for all, as hybrid_dynamics), with u = where(acceleration_known, qdd, tau), each
+    coordinate's given input; d / dq in the tangent space (see the module docstring).
+
+    Kim's recursive method for the hybrid case (section 4): differentiating the recursion that
+    solves M qdd + b = tau with qdd_K given and tau_U given (K known, U unknown) gives the
+    inverse-dynamics partials at the complete qdd, ID_q and ID_v (`inverse_dynamics_derivatives`,
+    recursive), with the unknown rows solved through the articulated inertia of the unknown joints,
+    which is the block M_UU (the hybrid recursion with the known joints locked factors M_UU):
+
+        d qdd_U = M_UU^-1 (d u_U - ID_U d(q, v) - M_UK d u_K),   d qdd_K = d u_K
+        d tau_K = ID_K d(q, v) + M_K d qdd,                      d tau_U = d u_U
+
+    M_UU is factored once by Cholesky (no inverse, no finite differences). With every coordinate
+    known this is (0, 0, 1, d tau / dq, d tau / dv, M) of inverse dynamics; with none, (d qdd / dq,
+    d qdd / dv, M^-1, 0, 0, 1) of forward dynamics. SingularMassMatrixError where M_UU is not
+    positive definite."""
+    nv = model.nv
+    qdd, tau = hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, threads=threads, data=data)
+    q = _call.vector(q, model.nq, "q")
+    v = _call.vector(v, nv, "v", _call.batch_size(q))
+    dq, dv, M = inverse_dynamics_derivatives(model, q, v, qdd, threads, data=data)
+    known = np.asarray(acceleration_known)
+    if qdd.ndim == 1:
+        return _hybrid_partials(model, known, dq, dv, M)
+    out = tuple(_call.fresh(dq.shape) for _ in range(6))
+    masks = np.broadcast_to(known, qdd.shape)
+    unique, group = np.unique(masks, axis=0, return_inverse=True)
+    for g, mask in enumerate(unique):
+        rows = np.flatnonzero(group.reshape(-1) == g)
+        for x, y in zip(out, _hybrid_partials(model, mask, dq[rows], dv[rows], M[rows], rows)):
+            x[rows] = y
+    return out
+
+
+def _hybrid_partials(model, known, dq, dv, M, rows=None):
+    """The six derivatives of states sharing one mask `known` from their ID_q, ID_v and M (a leading
+    batch axis or none): the equations of hybrid_dynamics_derivatives."""
+    nv = model.nv
+    U, K = np.flatnonzero(~known), np.flatnonzero(known)
+    eye = np.eye(nv)
+    lead = dq.shape[:-2]
+    dqdd_dq, dqdd_dv, dqdd_du = np.zeros(dq.shape), np.zeros(dq.shape), np.zeros(dq.shape)
+    dqdd_du[..., K, :] = eye[K]
+    if len(U):
+        MU = M[..., U, :]
+        rhs = np.concatenate((-dq[..., U, :], -dv[..., U, :], eye[U] - MU * known), -1)
+        x = _call.solve_spd(model, MU[..., U], rhs, U, rows)
+        dqdd_dq[..., U, :], dqdd_dv[..., U, :], dqdd_du[..., U, :] = x[..., :nv], x[..., nv:2 * nv], x[..., 2 * nv:]
+    dtau_dq, dtau_dv, dtau_du = np.zeros(dq.shape), np.zeros(dq.shape), np.zeros(lead + (nv, nv))
+    dtau_du[..., U, :] = eye[U]
+    if len(K):
+        MKU = M[..., K, :][..., U]
+        dtau_dq[..., K, :] = dq[..., K, :] + MKU @ dqdd_dq[..., U, :]
+        dtau_dv[..., K, :] = dv[..., K, :] + MKU @ dqdd_dv[..., U, :]
+        dtau_du[..., K, :] = M[..., K, :] @ dqdd_du
+    return dqdd_dq, dqdd_dv, dqdd_du, dtau_dq, dtau_dv, dtau_du

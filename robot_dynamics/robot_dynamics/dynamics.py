@@ -15,7 +15,7 @@ Each function lives in the module of its subject and is re-exported here:
     friction        friction_torques
     excitation      excitation_trajectory (ExcitationTrajectory)
     observer        MomentumObserver, generalized_momentum, external_torques, estimate_wrench
-    derivatives     inverse_dynamics_derivatives, forward_dynamics_derivatives
+    derivatives     inverse_dynamics_derivatives, forward_dynamics_derivatives, hybrid_dynamics_derivatives
     constrained     constrained_forward_dynamics, constraint_jacobian, ConstraintError
     constrained_inverse  constrained_inverse_dynamics, contact_inverse_dynamics
     constrained_hybrid   constrained_hybrid_dynamics
@@ -24,6 +24,7 @@ Each function lives in the module of its subject and is re-exported here:
                     path_through_waypoints, check_trajectory (time_scaling, time_optimal)
     screw           screw_axes (ScrewAxes: M, S, B; the product of exponentials)
     inverse_kinematics  inverse_kinematics (IKResult), manipulability (Manipulability)
+    cartesian       se3_interpolate (screw or decoupled straight lines in SE(3)), cartesian_path
     simulation      simulate (Simulation), spring_damper_floor
     centroidal      center_of_mass, center_of_mass_jacobian, centroidal_momentum,
                     centroidal_momentum_matrix, centroidal_state, kinetic_energy, potential_energy
@@ -34,6 +35,7 @@ Each function lives in the module of its subject and is re-exported here:
 The Lie-group operations (exp, log, Ad, ad, their duals, quaternions) are `robot_dynamics.lie`.
 """
 from .assembly import assemble  # noqa: F401
+from .cartesian import cartesian_path, se3_interpolate  # noqa: F401
 from .calling import PARALLEL_MIN_BATCH, SingularMassMatrixError, default_threads  # noqa: F401
 from .centroidal import (center_of_mass, center_of_mass_jacobian, centroidal_momentum,  # noqa: F401
                          centroidal_momentum_matrix, centroidal_state, kinetic_energy, potential_energy)
@@ -43,7 +45,7 @@ from .constrained import ConstraintError, constrained_forward_dynamics, constrai
 from .constrained_hybrid import constrained_hybrid_dynamics  # noqa: F401
 from .constrained_inverse import constrained_inverse_dynamics, contact_inverse_dynamics  # noqa: F401
 from .data import Data  # noqa: F401
-from .derivatives import forward_dynamics_derivatives, inverse_dynamics_derivatives  # noqa: F401
+from .derivatives import forward_dynamics_derivatives, hybrid_dynamics_derivatives, inverse_dynamics_derivatives  # noqa: F401
 from .dynamic_identification import DynamicsEstimate, identify_dynamics  # noqa: F401
 from .excitation import ExcitationTrajectory, excitation_trajectory  # noqa: F401
 from .frame_motion import frame_acceleration, frame_velocity  # noqa: F401

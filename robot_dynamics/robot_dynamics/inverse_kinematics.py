@@ -15,7 +15,10 @@ inverse_kinematics: Newton-Raphson on the SE(3) log error with damped least squa
 - `converged` is true only when the error (the norm of the residual over the components of
   non-zero weight) is at most `tolerance`; otherwise q is the best configuration found and
   `outcome` says why ('iteration limit', or 'stalled': no step reduces the error, as at a local
-  minimum, on a joint limit or for an unreachable target). Never silently wrong.
+  minimum, on a joint limit or for an unreachable target; an unreachable target approached by ever
+  smaller steps ends at the 'iteration limit' instead). Never silently wrong. `tolerance` must be
+  positive: an error of exactly 0 is rarely representable (a reachable target ends 'stalled' at
+  ~1e-17).
 """
 import math
 from typing import NamedTuple
@@ -130,9 +133,13 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
     if q0.ndim == 2 and q0.shape[0] != max(n, 1):
         raise ValueError(f"q0 must have shape ({model.nq},) or ({max(n, 1)}, {model.nq}) for {max(n, 1)} targets, "
                          f"got shape {q0.shape}")
-    for name, value in (("tolerance", tolerance), ("damping", damping)):
-        if not (math.isfinite(value) and value >= 0):
-            raise ValueError(f"{name} must be a finite non-negative number, got {value!r}")
+    number = (int, float, np.integer, np.floating)
+    if not (isinstance(tolerance, number) and math.isfinite(tolerance) and tolerance > 0):
+        raise ValueError(f"tolerance must be a finite positive number, got {tolerance!r}"
+                         + (" (an error of exactly 0 is rarely reached in floating point)" if tolerance == 0 else ""))
+    if not (isinstance(damping, number) and math.isfinite(damping) and damping >= 0):
+        raise ValueError(f"damping must be a finite non-negative number, got {damping!r}")
+    _check_rng(rng)
     if int(max_iterations) != max_iterations or max_iterations < 1 or int(restarts) != restarts or restarts < 0:
         raise ValueError(f"max_iterations must be a positive integer and restarts a non-negative one, got "
                          f"{max_iterations!r} and {restarts!r}")
@@ -168,6 +175,18 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
     if n:
         return IKResult(Q, converged, info[:, _ik.I_ERROR].copy(), iterations, E, outcome)
     return IKResult(Q[0], bool(converged[0]), float(info[0, _ik.I_ERROR]), int(iterations[0]), E[0], outcome[0])
+
+
+def _check_rng(rng):
+    """rng as numpy.random.default_rng takes it (a seed, a SeedSequence, a BitGenerator or a Generator),
+    checked before any solve: TypeError naming rng (numpy's own error names a SeedSequence)."""
+    if rng is None or isinstance(rng, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)):
+        return
+    try:
+        np.random.SeedSequence(rng)
+    except (TypeError, ValueError):
+        raise TypeError(f"rng must be a non-negative integer seed, a numpy SeedSequence, BitGenerator or Generator, "
+                        f"got {rng!r}") from None
 
 
 def _solve(model, d, Q0, spec, T, w, limits, settings, Q, E, info, threads):

@@ -308,6 +308,9 @@ class Model:
         """A frame by name: a link's name names the link's frame; a joint's name names the
         joint's frame (its child link's frame) unless a link has that name, and
         `joint:<name>` always names joint <name>'s frame."""
+        if not isinstance(name, str):
+            raise TypeError(f"frame must be a link or joint name (a str), got {type(name).__name__} {name!r}; the model "
+                            f"has frames {', '.join(self.frame_names)}")
         try:
             return self.frames[name]
         except KeyError:

@@ -7,7 +7,7 @@ as rd`).
 import numpy as np
 
 from .calling import (BOOL, NO_EXT, Kernel, batch_size, call, external_rows, frame_spec, fresh, of, output, plain,
-                      plain_data, vector)
+                      plain_data, solve_spd, vector)
 from . import kernels as K
 from .kernels import aba as _aba
 from .kernels import coriolis as _coriolis
@@ -93,9 +93,23 @@ def coriolis_matrix(model, q, v, threads=None, data=None):
     return C
 
 
-def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None, data=None):
-    """qdd = M^-1 (tau + sum J^T f_ext - C v - g), by the articulated-body algorithm (models with
-    mimic joints, whose coordinates are coupled: RNEA, CRBA and a Cholesky solve)."""
+def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None, data=None, method="aba"):
+    """qdd = M^-1 (tau + sum J^T f_ext - C v - g) (armature in M), by one of three methods that agree
+    to rounding:
+
+    - "aba" (the default): the articulated-body algorithm (Featherstone, RBDA ch. 7), O(n), no matrix
+      formed; the fastest for one state and for batches, the choice unless M itself is wanted (models
+      with mimic joints, whose coordinates are coupled: RNEA, CRBA and a Cholesky solve in the kernel).
+    - "mass_matrix": M by CRBA, b = C v + g by RNEA, then M qdd = tau - b by a Cholesky solve
+      (Pinocchio's computeMinverse route, O(n^3)); the better choice when M or its factor is wanted
+      as well, or to check ABA with an independent computation.
+    - "unit_vector": Kajita's unit-vector method (Kajita, Humanoid Robots, forward dynamics by
+      inverse dynamics, rotor inertia included): b = ID(q, v, 0) and column k of M as
+      ID(q, v, e_k) - b, n + 1 inverse-dynamics calls (one batch), then the Cholesky solve; needs
+      nothing but inverse dynamics, O(n^2) RNEA work: the slowest, the textbook's construction.
+    """
+    if method != "aba":
+        return _forward_by_matrix(model, q, v, tau, external_wrenches, threads, data, method)
     d = plain_data(model, data, q, v, tau)
     if d is not None and not external_wrenches:
         qdd = np.empty(model.nv)    # tau is only read: nothing is known
@@ -111,6 +125,44 @@ def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None, dat
     nothing = of(model, data).nothing_known
     _solve_hybrid(model, data, q, v, nothing.reshape(1, -1) if n else nothing, qdd, tau, external_wrenches, threads)
     return qdd
+
+
+FORWARD_METHODS = ("aba", "unit_vector", "mass_matrix")
+
+
+def _forward_by_matrix(model, q, v, tau, external_wrenches, threads, data, method):
+    """forward_dynamics by method "mass_matrix" or "unit_vector": M and b, then solve_spd."""
+    if method not in FORWARD_METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, FORWARD_METHODS))}, got {method!r}")
+    q = vector(q, model.nq, "q")
+    n = batch_size(q)
+    v = vector(v, model.nv, "v", n)
+    tau = vector(tau, model.nv, "tau", n)
+    zero = np.zeros(v.shape)
+    b = inverse_dynamics(model, q, v, zero, external_wrenches, threads, data)
+    if method == "mass_matrix":
+        M = mass_matrix(model, q, threads, data=data)
+    else:       # Kajita: column k of M is ID(q, v, e_k) - b, the n states in one batch
+        nv, states = model.nv, max(n, 1)
+        unit = np.broadcast_to(np.eye(nv), (states, nv, nv)).reshape(-1, nv)
+        columns = inverse_dynamics(model, np.repeat(q.reshape(states, -1), nv, 0), np.repeat(v.reshape(states, -1), nv, 0),
+                                   unit, _repeated(external_wrenches, nv), threads, data)
+        M = np.swapaxes(columns.reshape(states, nv, nv) - b.reshape(states, 1, nv), 1, 2).reshape(v.shape + (nv,))
+    if not np.all(np.isfinite(M)):
+        raise ValueError("the result is not finite: the inputs are too large for double precision")
+    return solve_spd(model, M, (tau - b)[..., None])[..., 0]
+
+
+def _repeated(external_wrenches, nv):
+    """external_wrenches for the unit-vector batch: a wrench per state repeated for its nv columns
+    (one wrench for all states stays one)."""
+    if not external_wrenches:
+        return None
+    out = {}
+    for frame, value in external_wrenches.items():
+        wrench, reference = value if isinstance(value, tuple) else (value, "local_world_aligned")
+        out[frame] = (np.repeat(wrench, nv, 0) if np.ndim(wrench) == 2 else wrench, reference)
+    return out
 
 
 def hybrid_dynamics(model, q, v, acceleration_known, qdd, tau, external_wrenches=None, threads=None, data=None):

@@ -24,8 +24,11 @@ states (N, nq) and (N, nv) runs them all (a callable then gets the batch, and ta
 otherwise every stage calls the library from Python.
 
 Never returns a non-finite state: a step whose state overflows, or a mass matrix that is not positive
-definite, raises an error that names the step and its time.
+definite, raises an error that names the step and its time; so does a callable's answer of the wrong
+kind (ValueError or TypeError), and an exception a callable raises comes back as a RuntimeError naming
+the step, its time and the callable, the user's exception chained (`__cause__`).
 """
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -136,7 +139,7 @@ def _stepped(model, data, q0, v0, dt, steps, tau, external_wrenches, contacts, l
 
     def torques(t, s, q, v):
         if TAU is None:
-            x = _call.vector(tau(t, q, v), model.nv, "tau(t, q, v)")
+            x = _call.vector(_user(tau, "tau(t, q, v)", t, q, v), model.nv, "tau(t, q, v)")
             if x.ndim > v.ndim or (x.ndim == 2 and x.shape != v.shape) or not np.all(np.isfinite(x)):
                 raise ValueError(f"tau(t, q, v) must return {v.shape} or ({model.nv},) finite torques, got {x!r}")
             return np.broadcast_to(x, v.shape).copy()
@@ -145,7 +148,12 @@ def _stepped(model, data, q0, v0, dt, steps, tau, external_wrenches, contacts, l
 
     def accel(t, s, q, v):
         u = torques(t, s, q, v)
-        ext = external_wrenches(t, q, v) if callable(external_wrenches) else external_wrenches
+        ext = external_wrenches
+        if callable(external_wrenches):
+            ext = _user(external_wrenches, "external_wrenches(t, q, v)", t, q, v)
+            if ext is not None and not isinstance(ext, Mapping):
+                raise TypeError(f"external_wrenches(t, q, v) must return a dict {{frame: wrench or (wrench, reference)}} "
+                                f"or None, got {type(ext).__name__}")
         if not (contacts or loops):
             return forward_dynamics(model, q, v, u, ext, threads=threads, data=data)
         for frame, value in (ext or {}).items():
@@ -174,12 +182,31 @@ def _stepped(model, data, q0, v0, dt, steps, tau, external_wrenches, contacts, l
                     k.append(_rate(model, theta, vs))
                 Q[..., s + 1, :] = _integrate(model, q, dt / 6 * (k[0] + 2 * k[1] + 2 * k[2] + k[3]), 1.0)
                 V[..., s + 1, :] = v + dt / 6 * (a[0] + 2 * a[1] + 2 * a[2] + a[3])
-        except ValueError as e:       # a state that diverged, M not positive definite, a callable's answer
+        except _Raised as e:          # the user's callable raised: said with the step, theirs chained
+            raise RuntimeError(f"simulation failed at step {s} (t = {t:.6g} s): {e.name} raised "
+                               f"{type(e.error).__name__}: {e.error}") from e.error
+        except (ValueError, TypeError, KeyError) as e:   # diverged, M not positive definite, a callable's answer
             prefix = f"simulation failed at step {s} (t = {t:.6g} s): "
             if str(e).startswith(("q contains", "v contains")):     # the state itself: it diverged
                 raise ValueError(prefix + DIVERGED) from None
-            raise type(e)(prefix + str(e)) from None
+            raise type(e)(prefix + (e.args[0] if isinstance(e, KeyError) and e.args else str(e))) from None
     return Q, V
+
+
+class _Raised(Exception):
+    """A user's callable raised `error` (an Exception, not KeyboardInterrupt or SystemExit)."""
+
+    def __init__(self, name, error):
+        super().__init__(name)
+        self.name, self.error = name, error
+
+
+def _user(fn, name, t, q, v):
+    """fn(t, q, v), a callable the user passed; what it raises comes back as _Raised."""
+    try:
+        return fn(t, q, v)
+    except Exception as e:  # noqa: BLE001 (any of the user's errors, re-raised with the step by the loop)
+        raise _Raised(name, e) from e
 
 
 def _integrate(model, q, v, dt):

@@ -25,11 +25,12 @@ gridpoint is far beyond the limit, and a trajectory interpolated between the gri
 (the demo's path, PUMA with 3 kg at 90 % of its effort limits, 100 gridpoints: up to 2.0x the limit
 between gridpoints with collocation, 1.005x with interpolation, cubic segments).
 """
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .calling import Kernel, call, vector
+from .calling import Kernel, call, check_threads, vector
 from .kernels import reachability as _ra
 from .kernels import rnea as _rnea
 from .kernels.common import EXT_COLS
@@ -76,13 +77,22 @@ def coordinate_names(model):
 
 
 def limit_vector(model, value, name, default):
-    """A limit per velocity coordinate (a number for all, or one per coordinate) as a float
-    array: positive, +inf for none; None gives `default` per joint (the URDF's, whose zeros are
-    refused too), none for the coordinates of floating and planar joints."""
+    """A limit per velocity coordinate (a number for all, one per coordinate, or a dict by joint name:
+    the joints it names, `default` for the others) as a float array: positive, +inf for none; None
+    gives `default` per joint (the URDF's, whose zeros are refused too), none for the coordinates of
+    floating and planar joints. ValueError or KeyError naming `name` for anything else."""
+    if isinstance(value, Mapping):
+        return _limit_dict(model, value, name, default)
     given = value is not None
     if not given and default is None:
         return np.full(model.nv, np.inf)
-    x = np.array(value if given else default, dtype=float)
+    try:
+        if np.asarray(value).dtype.kind in "US":     # a string is not a number, even "87"
+            raise TypeError(name)
+        x = np.array(value if given else default, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} takes one number, one per joint ({model.nv}) or a dict by joint name, got "
+                         f"{value!r}") from None
     if not given and model.joint_offset[1]:
         x = np.concatenate((np.full(model.joint_offset[1], np.inf), np.broadcast_to(x, (len(model.joint_names),))))
     if x.shape != (model.nv,):
@@ -96,6 +106,47 @@ def limit_vector(model, value, name, default):
             raise ValueError(f"{name} must be positive (or inf: none); got {x[j]:g} for joint {joint!r} ({name}[{j}])")
         raise ValueError(f"the URDF gives joint {joint!r} {name.split('_')[0]} limit {x[j]:g}: pass {name}")
     return x
+
+
+def _limit_dict(model, value, name, default):
+    """limit_vector of a dict {joint name: limit}: the default limits with the named joints' replaced."""
+    x = limit_vector(model, None, name, default).copy()
+    names = coordinate_names(model)
+    for joint, limit in value.items():
+        if joint not in names:
+            raise KeyError(f"{name}: unknown joint {joint!r}; the model's joints are {', '.join(names)}")
+        try:
+            if isinstance(limit, (str, bytes)):
+                raise TypeError(name)
+            x[names.index(joint)] = float(limit)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}[{joint!r}] must be a number, got {limit!r}") from None
+    return limit_vector(model, x, name, None)
+
+
+#: dq_ds and d2q_ds2 are checked against q along s, segment by segment, by the corrected trapezoid rule
+#: (Euler-Maclaurin: q_i+1 - q_i = ds (q'_i + q'_i+1) / 2 - ds^2 (q''_i+1 - q''_i) / 12, exact for a
+#: cubic, the error ds^5 |q^(5)| / 720 otherwise), to this fraction of the segment's largest ds |q'|
+#: (the plain trapezoid rule was off by up to 1.4 of it on valid cubic splines of few gridpoints)
+PATH_TOLERANCE = 0.1
+
+
+def _path_rates(model, s, q, dq, ddq):
+    """The first segment where the derivatives disagree with q's differences along s beyond
+    PATH_TOLERANCE: ValueError naming its gridpoints and the joint."""
+    h = np.diff(s)[:, None]
+    rule = 0.5 * h * (dq[:-1] + dq[1:]) - h * h / 12.0 * (ddq[1:] - ddq[:-1])
+    error = np.abs(np.diff(q, axis=0) - rule)
+    scale = h[:, 0] * np.maximum(np.abs(dq[:-1]).max(axis=1), np.abs(dq[1:]).max(axis=1))
+    limit = PATH_TOLERANCE * scale + 1e-12 * (1.0 + np.abs(q[1:]).max(axis=1))
+    bad = np.flatnonzero((error > limit[:, None]).any(axis=1))
+    if len(bad):
+        i = int(bad[0])
+        j = int(np.argmax(error[i]))
+        raise ValueError(f"dq_ds disagrees with q between gridpoints {i} and {i + 1} (s = {s[i]:g} to {s[i + 1]:g}): joint "
+                         f"{coordinate_names(model)[j]!r} moves {q[i + 1, j] - q[i, j]:.6g} there, dq_ds and d2q_ds2 give "
+                         f"{rule[i, j]:.6g} (the corrected trapezoid rule; tolerance {PATH_TOLERANCE:g} of ds |dq_ds|): "
+                         "dq_ds and d2q_ds2 must be the derivatives of q along s")
 
 
 def _path(model, s, q, dq_ds, d2q_ds2):
@@ -116,6 +167,7 @@ def _path(model, s, q, dq_ds, d2q_ds2):
     if code:
         name = ("s", "q", "dq_ds", "d2q_ds2")[code - _ra.BAD_S]
         raise ValueError(f"{name} contains NaN or inf at gridpoint {i}")
+    _path_rates(model, s, q, dq, ddq)
     return s, (q, dq, ddq)
 
 
@@ -133,10 +185,12 @@ def time_parameterize(model, s, q, dq_ds, d2q_ds2, velocity_limits=None, acceler
                       effort_limits=None, start_speed=0.0, end_speed=0.0, threads=1, discretization="collocation",
                       data=None):
     """The fastest timing of the path (s, q, dq_ds, d2q_ds2 at N + 1 gridpoints) within the joint
-    velocity, acceleration and effort limits (each a number or one per joint, +inf for none;
-    velocity and effort default to the URDF's, acceleration to none), from path speed
+    velocity, acceleration and effort limits (each a number, one per joint or a dict by joint name,
+    +inf for none; velocity and effort default to the URDF's, acceleration to none), from path speed
     start_speed to end_speed (ds/dt at s_0 and s_N). Returns a TimedPath. A path the limits
-    cannot follow raises ValueError naming the joint and the gridpoint. threads: for the RNEA
+    cannot follow raises ValueError naming the joint and the gridpoint; so do a dq_ds and d2q_ds2
+    that are not q's derivatives along s (checked segment by segment by the corrected trapezoid rule
+    to PATH_TOLERANCE, 10 %, of each segment's ds |dq_ds|). threads: for the RNEA
     batch (3 (N + 1) states), one by default: on this 2-core VM two were 1.5x faster at 1000
     gridpoints while it was quiet and 7-17x slower while the other core was busy
     (bench_trajectory.py, bench/RESULTS.md). discretization: "collocation" (gridpoint i's limits
@@ -144,6 +198,7 @@ def time_parameterize(model, s, q, dq_ds, d2q_ds2, velocity_limits=None, acceler
     x_i+1: what a trajectory interpolated between the gridpoints needs; see the module)."""
     if discretization not in DISCRETIZATIONS:
         raise ValueError(f"discretization must be one of {DISCRETIZATIONS}, got {discretization!r}")
+    threads = check_threads(threads)
     s, (q, dq, ddq) = _path(model, s, q, dq_ds, d2q_ds2)
     vmax = limit_vector(model, velocity_limits, "velocity_limits", model.velocity_limits)
     accel = limit_vector(model, acceleration_limits, "acceleration_limits", None)

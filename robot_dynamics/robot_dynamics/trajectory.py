@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .calling import Direct, vector
+from .calling import Direct, check_threads, vector
 from .kernels import interpolation as _interp
 from .rigid_body import inverse_dynamics
 from .time_optimal import LIMIT_KINDS, TimedPath, coordinate_names, limit_vector, time_parameterize  # noqa: F401
@@ -230,8 +230,9 @@ def check_trajectory(model, times, q, v, a, effort_limits=None, threads=None, da
                      acceleration_limits=None):
     """The inverse dynamics of a timed trajectory at its points (times (N,), increasing; q, v, a
     (N, nq / nv)) against the effort limits (a number or one per joint, +inf for none; default
-    the URDF's), and v and a against velocity_limits and acceleration_limits (the same forms;
-    default: not checked): a TrajectoryCheck."""
+    the URDF's; or a dict by joint name), and v and a against velocity_limits and acceleration_limits
+    (the same forms; default: not checked): a TrajectoryCheck."""
+    threads = check_threads(threads)
     times = np.asarray(times, dtype=float)
     if times.ndim != 1 or not len(times):
         raise ValueError(f"times must be a 1-D array of at least one time, got shape {times.shape}")

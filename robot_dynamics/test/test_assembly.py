@@ -77,6 +77,21 @@ def test_q_zero_is_closed(five_bar):
     np.testing.assert_array_equal(rd.assemble(m, q, FIVE_BAR_LOOPS), q)     # already closed: untouched
 
 
+def test_a_guess_many_turns_out_is_reduced_first(five_bar):
+    """A guess at 1e6 rad (a double's spacing there, 1.2e-10 rad, is above the closure tolerance) is
+    brought within half a turn of 0 by whole turns, then closed; a batch too."""
+    m = five_bar
+    q = np.zeros(m.nq)
+    q[0] = 0.3
+    closed = rd.assemble(m, q, FIVE_BAR_LOOPS, fixed=FIVE_BAR_MOTORS)
+    far = closed + 2 * np.pi * 159155           # ~1e6 rad: the same placements
+    for result in (rd.assemble(m, far, FIVE_BAR_LOOPS), rd.assemble(m, np.array([far, closed]), FIVE_BAR_LOOPS)[0]):
+        assert np.all(np.abs(result) <= np.pi) and closure(m, result, FIVE_BAR_LOOPS[0]) < 1e-12
+        np.testing.assert_allclose(result, closed, atol=1e-9)
+    near = closed + 2 * np.pi * 3               # within REDUCE_ABOVE: kept near the guess
+    np.testing.assert_allclose(rd.assemble(m, near, FIVE_BAR_LOOPS), near, atol=1e-9)
+
+
 def test_five_bar_from_perturbed_starts(five_bar):
     """Motors at random angles, the passive joints guessed 0.3 rad off: closed to 1e-12, on the
     closed-form configuration."""

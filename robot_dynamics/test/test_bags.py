@@ -100,3 +100,20 @@ def test_what_is_missing_is_named(tmp_path):
     empty = write_bag(tmp_path / "empty", "mcap", [])
     with pytest.raises(ValueError, match="no JointState message on '/joint_states'"):
         read_joint_states(empty)
+
+
+@pytest.mark.parametrize("storage", list(STORAGE))
+def test_written_samples_read_back_exactly(tmp_path, storage):
+    from robot_dynamics.bags import write_joint_states
+    rng = np.random.default_rng(1)
+    names = ["a", "b"]
+    t = np.cumsum(rng.uniform(1e-3, 2e-3, 300)) + 5.0
+    q, v, effort = rng.normal(size=(3, 300, 2))
+    write_joint_states(tmp_path / "bag", t, names, q, v, effort, storage=storage)
+    t2, names2, q2, v2, effort2 = read_joint_states(tmp_path / "bag", joint_names=names)
+    assert names2 == names and np.allclose(t2, t, rtol=0, atol=1e-9)
+    assert np.array_equal(q2, q) and np.array_equal(v2, v) and np.array_equal(effort2, effort)
+    with pytest.raises(ValueError, match="exists"):
+        write_joint_states(tmp_path / "bag", t, names, q, v, effort)
+    with pytest.raises(ValueError, match="increasing"):
+        write_joint_states(tmp_path / "other", t[::-1], names, q, v, effort)

@@ -92,6 +92,11 @@ def test_singular_mass_matrix_is_an_error_naming_the_links(xml, links, warned):
         rd.forward_dynamics(m, q, v, tau)
     with pytest.raises(SingularMassMatrixError, match=r"\(batch row 0\)"):
         rd.forward_dynamics(m, np.tile(q, (2, 1)), np.tile(v, (2, 1)), np.tile(tau, (2, 1)), threads=1)
+    for method in ("unit_vector", "mass_matrix"):   # the Cholesky solve of M names the same links
+        with pytest.raises(SingularMassMatrixError, match=f"not positive definite.*Suspect links .*: {links}"):
+            rd.forward_dynamics(m, q, v, tau, method=method)
+        with pytest.raises(SingularMassMatrixError, match=r"\(batch row 0\)"):
+            rd.forward_dynamics(m, np.tile(q, (2, 1)), np.tile(v, (2, 1)), np.tile(tau, (2, 1)), method=method)
     # with every coordinate of the singular joint known, hybrid dynamics is well posed
     known = np.ones(m.nv, bool)
     known[m.joint_offset[1] + m.joint_index["shoulder"]] = False

@@ -119,6 +119,10 @@ print(" ".join(sorted(f for f in os.listdir(os.path.join(get_package_prefix("rob
     assert launch_files.split() == ["demo.launch.py", "dynamics.launch.py"]
     assert executables.split() == ["closed_loop_demo", "dynamics_node", "five_bar_demo", "legged_demo",
                                    "robot-dynamics", "sim_arm", "sim_five_bar", "sim_legged"]
+    command = in_workspace(workspace, "command -v robot-dynamics && robot-dynamics info puma560", timeout=120)
+    assert command.returncode == 0, command.stderr     # on PATH after sourcing the workspace
+    assert command.stdout.splitlines()[0] == os.path.join(prefix, "bin", "robot-dynamics")
+    assert "robot: puma560" in command.stdout
 
 
 def test_colcon_test_runs_the_package_tests(workspace):

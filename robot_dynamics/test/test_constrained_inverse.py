@@ -427,3 +427,28 @@ def test_solo12_standing_constrained_inverse_dynamics_agrees_with_contact_invers
         t0 = tau_r[act] - J[:, act].T @ expected
         s = np.linalg.pinv(X, rcond=1e-10) @ t0
         assert rel_err(f, expected + N @ s) < TOL and rel_err(tau[act], t0 - X @ s) < TOL
+
+
+def test_bad_options_and_an_open_loop_are_refused_by_name(five_bar):
+    """Duplicate actuated joints, a least_squares that is not a bool, and a q whose loop is open: the
+    check (check_loops=True by default) names the loop, its gap and the batch row; check_loops=False
+    takes q as given; the same q assembled passes."""
+    m = five_bar.model
+    q = np.zeros(m.nq)
+    with pytest.raises(ValueError, match="actuated names joint 'left_base_joint' more than once"):
+        rd.constrained_inverse_dynamics(m, q, 0, 0, [FIVE_BAR_MOTORS[0]] * 2, loops=FIVE_BAR_LOOPS)
+    with pytest.raises(TypeError, match="least_squares must be True or False, got 'yes'"):
+        rd.constrained_inverse_dynamics(m, q, 0, 0, FIVE_BAR_MOTORS, loops=FIVE_BAR_LOOPS, least_squares="yes")
+    with pytest.raises(TypeError, match="check_loops must be True or False"):
+        rd.constrained_inverse_dynamics(m, q, 0, 0, FIVE_BAR_MOTORS, loops=FIVE_BAR_LOOPS, check_loops=1)
+    opened = q.copy()
+    opened[0] = 0.3
+    with pytest.raises(ConstraintError, match=r"loop 0 \(6d between 'end_effector' and 'right_distal_tip'\) is open at "
+                                              r"q: its frames are 0.128 m apart, 0.3 rad turned"):
+        rd.constrained_inverse_dynamics(m, opened, 0, 0, FIVE_BAR_MOTORS, loops=FIVE_BAR_LOOPS)
+    with pytest.raises(ConstraintError, match=r"loop 0 .* is open at q \(batch row 1\)"):
+        rd.constrained_inverse_dynamics(m, np.array([q, opened]), 0, 0, FIVE_BAR_MOTORS, loops=FIVE_BAR_LOOPS)
+    tau, _ = rd.constrained_inverse_dynamics(m, opened, 0, 0, FIVE_BAR_MOTORS, loops=FIVE_BAR_LOOPS, check_loops=False)
+    assert np.all(np.isfinite(tau))
+    closed = rd.assemble(m, opened, FIVE_BAR_LOOPS, fixed=FIVE_BAR_MOTORS)
+    assert np.all(np.isfinite(rd.constrained_inverse_dynamics(m, closed, 0, 0, FIVE_BAR_MOTORS, loops=FIVE_BAR_LOOPS)[0]))

@@ -68,14 +68,27 @@ def test_another_models_data_is_refused(puma):
 
 
 def test_each_thread_has_its_own_default_data(puma):
+    """Two live threads never share a default Data. (Once the others have ended, the one left may take
+    over the Data the last of them used, the fast path's `LAST`: nobody else uses it any more.)"""
     mine = data_module.of(puma)
     assert data_module.of(puma) is mine          # kept for the thread
-    seen = []
-    worker = threading.Thread(target=lambda: seen.extend([data_module.of(puma), data_module.of(puma)]))
+    seen, has_it, checked = [], threading.Event(), threading.Event()
+
+    def work():
+        seen.extend([data_module.of(puma), data_module.of(puma)])
+        has_it.set()
+        checked.wait(30)
+        seen.append(data_module.of(puma))
+
+    worker = threading.Thread(target=work)
     worker.start()
-    worker.join()
-    assert seen[0] is seen[1] and seen[0] is not mine
-    assert data_module.of(puma) is mine
+    try:
+        assert has_it.wait(30)
+        assert data_module.of(puma) is mine      # while the worker lives, and after its calls
+    finally:
+        checked.set()
+        worker.join()
+    assert seen[0] is seen[1] is seen[2] and seen[0] is not mine
 
 
 def test_two_threads_computing_at_once_get_their_own_answers(puma):

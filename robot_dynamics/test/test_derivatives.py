@@ -181,3 +181,82 @@ def test_singular_mass_matrix_is_an_error():
         rd.forward_dynamics_derivatives(m, np.zeros(2), np.zeros(2), np.ones(2))
     dq, dv, M = rd.inverse_dynamics_derivatives(m, np.zeros(2), np.zeros(2), np.ones(2))   # fine without a solve
     assert np.all(np.isfinite(dq)) and M[1, 1] == 0.0
+
+
+# --- hybrid dynamics: Kim's hybrid case -------------------------------------------------------------
+def hybrid_function(m, known):
+    """u -> (qdd, tau) of hybrid_dynamics, u = where(known, qdd, tau), stacked as one vector."""
+    return lambda q, v, u: np.concatenate(rd.hybrid_dynamics(m, q, v, known, np.where(known, u, 0.0),
+                                                             np.where(known, 0.0, u)))
+
+
+@pytest.mark.parametrize("robot", [("panda", False), ("talos", True), ("mimic", True), ("biped", True),
+                                   ("planar_base_arm", False), ("floating_object_arm", False)],
+                         ids=lambda r: f"{r[0]}{'-freeflyer' if r[1] else ''}")
+def test_hybrid_derivatives_against_finite_differences(robot):
+    """The six derivatives against central differences of hybrid_dynamics (d/dq along each joint's
+    tangent space, d/dv, d/du), with a mask that mixes known and unknown coordinates of every kind
+    (a free flyer's too)."""
+    P = Pair(*robot)
+    m = P.model
+    rng = np.random.default_rng(7)
+    for q, v, a, tau in P.states(2, seed=6, tau=True):
+        known = rng.random(m.nv) < 0.5
+        u = np.where(known, a, tau)
+        f = hybrid_function(m, known)
+        derivatives = rd.hybrid_dynamics_derivatives(m, q, v, known, a, tau)
+        value = f(q, v, u)
+        numeric = (tangent_differences(m, lambda x: f(x, v, u), q), differences(lambda x: f(q, x, u), v),
+                   differences(lambda x: f(q, v, x), u))
+        for k, (name, d) in enumerate(zip(("dqdd_dq", "dqdd_dv", "dqdd_du", "dtau_dq", "dtau_dv", "dtau_du"), derivatives)):
+            rows = slice(0, m.nv) if k < 3 else slice(m.nv, 2 * m.nv)
+            assert d.shape == (m.nv, m.nv), name
+            close(d, numeric[k % 3][rows], value)
+
+
+def test_hybrid_derivatives_limits(pair):
+    """Every coordinate known: inverse dynamics' derivatives (0, 0, 1, d tau / dq, d tau / dv, M);
+    none known: forward dynamics' (d qdd / dq, d qdd / dv, M^-1, 0, 0, 1), to 1e-12."""
+    m = pair.model
+    eye, zero = np.eye(m.nv), np.zeros((m.nv, m.nv))
+    for q, v, a, tau in pair.states(3, seed=8, tau=True):
+        inverse = rd.inverse_dynamics_derivatives(m, q, v, a)
+        hybrid = rd.hybrid_dynamics_derivatives(m, q, v, np.ones(m.nv, bool), a, tau)
+        for ours, expected in zip(hybrid, (zero, zero, eye) + inverse):
+            assert rel_err(ours, expected) <= 1e-12
+        forward = rd.forward_dynamics_derivatives(m, q, v, tau)
+        hybrid = rd.hybrid_dynamics_derivatives(m, q, v, np.zeros(m.nv, bool), a, tau)
+        for ours, expected in zip(hybrid, forward + (zero, zero, eye)):
+            assert rel_err(ours, expected) <= 1e-12
+
+
+def test_hybrid_derivatives_batches_equal_single_states(pair):
+    """A batch with a mask per state (three masks among the states) and with one mask for all."""
+    m = pair.model
+    S = pair.states(12, seed=9, tau=True)
+    Q, V, A, T = (np.array([s[k] for s in S]) for k in range(4))
+    masks = np.array([np.arange(m.nv) % 3 == k % 3 for k in range(len(S))])
+    for known in (masks, masks[1]):
+        batch = rd.hybrid_dynamics_derivatives(m, Q, V, known, A, T)
+        for k in range(len(S)):
+            single = rd.hybrid_dynamics_derivatives(m, Q[k], V[k], known if known.ndim == 1 else known[k], A[k], T[k])
+            for b, x in zip(batch, single):
+                assert b.shape == (len(S), m.nv, m.nv)
+                np.testing.assert_array_equal(b[k], x, err_msg=f"state {k}")
+
+
+def test_hybrid_derivatives_singular_and_bad_input():
+    """A singular unknown block names its links (and the batch row); known, the same joint is fine;
+    a mask of the wrong kind is named."""
+    from robot_dynamics.dynamics import SingularMassMatrixError
+    m = load_urdf(SINGULAR_ROTOR)
+    zero, one = np.zeros(2), np.ones(2)
+    with pytest.raises(SingularMassMatrixError, match="Suspect links .*: rotor"):
+        rd.hybrid_dynamics_derivatives(m, zero, zero, np.array([True, False]), one, one)
+    with pytest.raises(SingularMassMatrixError, match=r"\(batch row 1\).*Suspect links .*: rotor"):
+        rd.hybrid_dynamics_derivatives(m, np.zeros((2, 2)), np.zeros((2, 2)), np.array([[False, True], [True, False]]),
+                                       np.ones((2, 2)), np.ones((2, 2)))
+    d = rd.hybrid_dynamics_derivatives(m, zero, zero, np.array([False, True]), one, one)
+    assert all(np.all(np.isfinite(x)) for x in d)
+    with pytest.raises(ValueError, match="acceleration_known must be a boolean mask"):
+        rd.hybrid_dynamics_derivatives(m, zero, zero, np.array([1, 0]), one, one)

@@ -227,6 +227,17 @@ EXPECTED = {
     'TimeParameterize.Response': {'success': 'boolean', 'message': 'string',
                                   'trajectory': 'trajectory_msgs/JointTrajectory', 'duration': 'double',
                                   'active_limits': STR_SEQ},
+    'ExcitationTrajectory.Request': {'duration': 'double', 'harmonics': 'uint32', 'limit_scaling': 'double',
+                                     'time_budget': 'double', 'rate': 'double', 'lead_in': 'double',
+                                     'seed': 'uint32'},
+    'ExcitationTrajectory.Response': {'success': 'boolean', 'message': 'string',
+                                      'trajectory': 'trajectory_msgs/JointTrajectory', 'condition_number': 'double',
+                                      'random_condition_number': 'double', 'evaluations': 'uint32'},
+    'IdentifyDynamics.Request': {'window': 'double', 'bag': 'string', 'topic': 'string', 'apply': 'boolean'},
+    'IdentifyDynamics.Response': {'success': 'boolean', 'message': 'string', 'joint_names': STR_SEQ,
+                                  'residual': F64_SEQ, 'viscous': F64_SEQ, 'coulomb': F64_SEQ, 'offset': F64_SEQ,
+                                  'armature': F64_SEQ, 'condition_number': 'double', 'physical': 'boolean',
+                                  'samples': 'uint32', 'duration': 'double', 'urdf': 'string', 'applied': 'boolean'},
     'CheckTrajectory.Request': {'trajectory': 'trajectory_msgs/JointTrajectory', 'effort_limits': F64_SEQ,
                                 'velocity_limits': F64_SEQ, 'acceleration_limits': F64_SEQ,
                                 'sample_period': 'double'},
@@ -256,7 +267,7 @@ def test_fields_and_types(name):
 def test_services_have_type_support_and_names():
     for name in ('InverseDynamics', 'ForwardDynamics', 'HybridDynamics', 'WrenchToJointTorques', 'IdentifyPayload',
                  'ConstrainedForwardDynamics', 'ConstrainedInverseDynamics', 'InverseKinematics',
-                 'TimeParameterize', 'CheckTrajectory'):
+                 'TimeParameterize', 'CheckTrajectory', 'ExcitationTrajectory', 'IdentifyDynamics'):
         service = getattr(srv, name)
         assert service.Request.__name__ == f'{name}_Request'
         assert service.Response.__name__ == f'{name}_Response'

@@ -91,6 +91,11 @@ def test_unreachable_targets_report_non_convergence():
     T[:3, 3] = [3.0, 0.0, 0.5]
     result = rd.inverse_kinematics(panda, "panda_hand", np.stack([T, T]), rd.neutral(panda), restarts=2)
     assert not result.converged.any() and within_limits(panda, result.q) and np.all(result.error > 1.5)
+    # as documented: an unreachable target approached by ever smaller steps ends at the iteration limit
+    puma = load_urdf(URDFS["puma560"])
+    beyond = rd.frame_placement(puma, np.zeros(6), "tool0")[:3, 3] + [5.0, 0.0, 0.0]
+    result = rd.inverse_kinematics(puma, "tool0", beyond, np.zeros(6), restarts=1)
+    assert not result.converged and result.outcome == "iteration limit" and result.error > 4.0
 
 
 def test_the_solver_reads_only_what_it_wrote():
@@ -182,6 +187,15 @@ def test_bad_inputs_are_named():
         rd.inverse_kinematics(model, model.frame_names[0], [0, 0, 0], q)
     with pytest.raises(ValueError, match="tolerance must be"):
         rd.inverse_kinematics(model, "tool0", [0, 0, 0], q, tolerance=-1)
+    with pytest.raises(ValueError, match="tolerance must be a finite positive number, got 0 .an error of exactly 0"):
+        rd.inverse_kinematics(model, "tool0", [0, 0, 0], q, tolerance=0)
+    with pytest.raises(TypeError, match="frame must be a link or joint name .a str., got int 3"):
+        rd.inverse_kinematics(model, 3, [0, 0, 0], q)
+    with pytest.raises(TypeError, match="rng must be a non-negative integer seed, .*got 'abc'"):
+        rd.inverse_kinematics(model, "tool0", [0, 0, 0], q, rng="abc")
+    with pytest.raises(TypeError, match="rng must be"):
+        rd.inverse_kinematics(model, "tool0", [0, 0, 0], q, rng=-1)
+    assert rd.inverse_kinematics(model, "tool0", [0.3, 0.2, 0.5], q, rng=np.random.default_rng(1)).q.shape == (6,)
     biped = load_urdf(URDFS["biped"], floating_base=True)
     bad = rd.neutral(biped)
     bad[6] = 2.0

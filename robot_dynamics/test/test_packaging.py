@@ -125,3 +125,22 @@ print(robot_dynamics.__file__, robot_dynamics_interfaces.__file__)'"""
     build = os.path.join(os.path.dirname(overlay), "build")     # --symlink-install: the Python package is there
     for path in out.stdout.split():
         assert path.startswith((overlay + os.sep, build + os.sep)), (order, path)
+
+
+@pytest.mark.ros
+def test_the_command_is_on_path_in_a_sourced_workspace():
+    """`source install/setup.bash` puts `robot-dynamics` on PATH (a copy of its console script in the
+    package's bin, which colcon's hooks add to PATH; the one in lib/robot_dynamics stays for `ros2
+    run robot_dynamics robot-dynamics`), and it runs with nothing else on PATH but the system's."""
+    from ament_index_python.packages import get_package_prefix
+    prefix = get_package_prefix("robot_dynamics")      # the overlay `make test` runs in (--symlink-install)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("AMENT", "COLCON", "PYTHONPATH", "CMAKE_PREFIX", "VIRTUAL_ENV"))}
+    env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+    script = (f'source "{sys.prefix}/setup.bash" && source "{os.path.dirname(prefix)}/setup.bash" && '
+              'command -v robot-dynamics && robot-dynamics info puma560')
+    out = subprocess.run(["bash", "-c", script], env=env, cwd="/", capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == os.path.join(prefix, "bin", "robot-dynamics")
+    assert "robot: puma560" in out.stdout
+    assert os.access(os.path.join(prefix, "lib", "robot_dynamics", "robot-dynamics"), os.X_OK)

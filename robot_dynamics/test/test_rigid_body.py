@@ -104,6 +104,39 @@ def test_armature_adds_to_the_diagonal(pair):
         m.armature = 0.0
 
 
+@pytest.mark.robots("panda", "ur5", "talos", "talos-freeflyer", "mimic", "mimic-freeflyer", "puma560", "biped-freeflyer",
+                    "planar_base_arm", "floating_object_arm")
+def test_forward_dynamics_methods_agree(pair):
+    """ABA, Kajita's unit-vector method and CRBA + Cholesky give one qdd (1e-10 of its size), with
+    armature, an external wrench and in a batch."""
+    m = pair.model
+    S = pair.states(3, seed=5, tau=True)
+    Q, V, T = (np.array([s[k] for s in S]) for k in (0, 1, 3))
+    frame = m.frame_names[-1]
+    try:
+        for armature in (0.0, np.linspace(0.1, 0.5, len(m.joint_names))):
+            m.armature = armature
+            for q, v, _, tau in S:
+                for ext in (None, {frame: np.arange(1.0, 7.0)}):
+                    aba = rd.forward_dynamics(m, q, v, tau, ext)
+                    for method in ("unit_vector", "mass_matrix"):
+                        other = rd.forward_dynamics(m, q, v, tau, ext, method=method)
+                        assert np.abs(other - aba).max() <= 1e-10 * max(1.0, np.abs(aba).max()), method
+            aba = rd.forward_dynamics(m, Q, V, T)
+            for method in ("unit_vector", "mass_matrix"):
+                batch = rd.forward_dynamics(m, Q, V, T, method=method)
+                assert batch.shape == aba.shape and np.abs(batch - aba).max() <= 1e-10 * max(1.0, np.abs(aba).max())
+                np.testing.assert_array_equal(batch[1], rd.forward_dynamics(m, Q[1], V[1], T[1], method=method))
+    finally:
+        m.armature = 0.0
+
+
+def test_forward_dynamics_method_is_checked(arm):
+    q = np.zeros(arm.nq)
+    with pytest.raises(ValueError, match="method must be one of 'aba', 'unit_vector', 'mass_matrix', got 'abc'"):
+        rd.forward_dynamics(arm, q, q, q, method="abc")
+
+
 def test_batches_equal_single_states(pair):
     m = pair.model
     S = states(pair, 150)     # above the threshold where threads start

@@ -356,20 +356,21 @@ JOINTS = ["a", "b", "c"]
 
 
 def test_default_tolerances_are_the_controllers_constraints():
-    t = tol.defaults(JOINTS, trajectory=[0.1, 0.0, 0.2], goal=[0.01, 0.02, 0.0], goal_time=0.5)
+    t = tol.defaults(JOINTS, path=[0.1, 0.0, 0.2], goal=[0.01, 0.02, 0.0], goal_time=0.5)
     assert t.path.tolist() == [[0.1, 0.0, 0.2], [0, 0, 0], [0, 0, 0]]
     assert t.goal.tolist() == [[0.01, 0.02, 0.0], [0.01] * 3, [0, 0, 0]] and t.goal_time == 0.5
-    for kwargs, text in ((dict(trajectory=[0.1]), "constraints.trajectory takes one tolerance per joint (3"),
-                         (dict(goal=[0.1, -1.0, 0.0]), "constraints.goal[1] (joint 'b') must be >= 0"),
-                         (dict(stopped_velocity=math.nan), "constraints.stopped_velocity_tolerance must be >= 0"),
-                         (dict(goal_time=-1.0), "constraints.goal_time must be >= 0")):
-        with pytest.raises(ValueError, match=".*") as info:
+    for kwargs, name, text in (
+            (dict(path=[0.1]), "execution.path_tolerance", " takes one tolerance per joint (3"),
+            (dict(goal=[0.1, -1.0, 0.0]), "execution.goal_tolerance", "[1] (joint 'b') must be a finite number >= 0"),
+            (dict(stopped_velocity=math.nan), "execution.stopped_velocity_tolerance", " must be a finite number >= 0"),
+            (dict(goal_time=-1.0), "execution.goal_time", " must be a finite number >= 0")):
+        with pytest.raises(ParameterError) as info:
             tol.defaults(JOINTS, **kwargs)
-        assert text in str(info.value)
+        assert info.value.name == name and name + text in str(info.value), str(info.value)
 
 
 def test_a_goals_tolerances_override_keep_or_erase_the_defaults():
-    base = tol.defaults(JOINTS, trajectory=[0.1, 0.1, 0.1], goal=[0.01, 0.01, 0.01], goal_time=0.5)
+    base = tol.defaults(JOINTS, path=[0.1, 0.1, 0.1], goal=[0.01, 0.01, 0.01], goal_time=0.5)
     goal = Goal(path_tolerance=[JointTolerance(name="b", position=0.3, velocity=2.0, acceleration=-1.0),
                                 JointTolerance(name="c", position=-1.0)],
                 goal_tolerance=[JointTolerance(name="a", position=0.0, velocity=-1.0)])
@@ -391,7 +392,7 @@ def test_the_state_error_is_desired_minus_actual_and_wraps_continuous_joints():
 
 
 def test_the_verdicts_follow_joint_trajectory_controller():
-    t = tol.defaults(JOINTS, trajectory=[0.1, 0.1, 0.1], goal=[0.01, 0.01, 0.01], goal_time=0.5)
+    t = tol.defaults(JOINTS, path=[0.1, 0.1, 0.1], goal=[0.01, 0.01, 0.01], goal_time=0.5)
     error = np.zeros((3, 3))
     assert tol.verdict(t, 1.0, 2.0, error) is None
     error[0, 1] = -0.15
@@ -419,3 +420,17 @@ def test_the_verdicts_follow_joint_trajectory_controller():
     assert tol.verdict(t, 0.0, 0.0, error)[0] == Result.PATH_TOLERANCE_VIOLATED
     error[0, 0] = 0.0
     assert tol.verdict(t, 0.0, 0.0, error)[0] == Result.SUCCESSFUL
+
+
+def test_a_trajectory_that_ends_at_rest_ends_with_the_torque_that_holds_it(config, held):
+    """The controller holds the last point with its effort once the trajectory ends: a decelerating
+    torque there would push the arm away."""
+    plan, ex = prepare(config, held, plan_goal(config, held, 0.5), fjt.Options())      # retimed
+    assert ex.retimed and not ex.velocities[-1].any() and not ex.accelerations[-1].any()
+    assert np.allclose(ex.efforts[-1], rd.gravity_torques(config.model, ex.positions[-1]), atol=1e-9)
+    goal = plan_goal(config, held, 6.0)
+    goal.trajectory.points[-1].accelerations = [-0.05] * 6          # as timed, its last point still braking
+    plan, ex = prepare(config, held, goal, fjt.Options(retime="never"))
+    assert not ex.retimed and ex.accelerations[-1].tolist() == [-0.05] * 6
+    assert np.allclose(ex.efforts[-1], rd.gravity_torques(config.model, ex.positions[-1]), atol=1e-9)
+    assert np.allclose(ex.efforts[:-1], efforts_at_points(config, ex)[:-1], rtol=1e-12, atol=1e-9)

@@ -159,3 +159,134 @@ def test_no_payload_is_no_success_and_uncertain_estimates_are_not_applied():
     assert "no payload found" in identification.found(est)
     with pytest.raises(ValueError, match="not applied"):
         identification.parameters_to_apply(est, point_mass=False)
+
+
+# --- whole-robot identification: the buffer, the requests, an applied estimate ---------------------------
+from robot_dynamics.ros.config import build_config  # noqa: E402
+from robot_dynamics.ros.identification import dynamics  # noqa: E402
+import identification_truth as truth  # noqa: E402
+
+
+def test_buffer_keeps_the_latest_seconds_by_stamps_and_a_snapshot_stays_as_taken():
+    model = config().model
+    buffer = dynamics.Buffer(model, 2.5)
+    q, v, tau = np.zeros(6), np.zeros(6), np.zeros(6)
+    for k in range(6000):                           # 6 s at 1 kHz
+        buffer.add(10**12 + k * MS, q + k, v - k, tau + 2 * k)
+    buffer.add(10**12 + 5999 * MS, q, v, tau)       # the same stamp again: skipped
+    snapshot = buffer.take()
+    t, Q, V, T = buffer.window(snapshot, 0.0)       # all: within buffer_seconds
+    assert t[-1] == pytest.approx(5.999) and 2.499 <= t[-1] - t[0] <= 2.5 + 1e-9 and len(t) in (2500, 2501)
+    assert np.allclose(Q[:, 0], 1e3 * t) and np.allclose(V[:, 3], -1e3 * t) and np.allclose(T[:, 5], 2e3 * t)
+    assert buffer.span()[1] >= 2.5 and CHUNK_ROWS * len(snapshot[0]) - buffer.span()[0] < CHUNK_ROWS
+    for k in range(6000, 8100):                     # later samples do not change the snapshot
+        buffer.add(10**12 + k * MS, q + k, v, tau)
+    t2, Q2, _, _ = buffer.window(snapshot, 1.0)
+    assert len(t2) in (1000, 1001) and t2[-1] == pytest.approx(5.999) and np.allclose(Q2[:, 0], 1e3 * t2)
+    buffer.add(10**12, q, v, tau)                   # a stamp going back: another run, the old samples dropped
+    assert buffer.span() == (1, 0.0)
+
+
+CHUNK_ROWS = dynamics.CHUNK
+
+
+def excitation_request(**fields):
+    base = dict(duration=10.0, harmonics=0, limit_scaling=0.0, time_budget=0.0, rate=0.0, lead_in=0.0, seed=0)
+    base.update(fields)
+    return Msg(**base)
+
+
+@pytest.mark.parametrize("field,value", [("duration", 0.5), ("duration", float("nan")), ("harmonics", 1),
+                                         ("harmonics", 11), ("limit_scaling", 1.5), ("limit_scaling", -0.1),
+                                         ("time_budget", 61.0), ("rate", 2000.0), ("lead_in", -1.0),
+                                         ("rate", 1000.0)])
+def test_excitation_requests_are_bounded_naming_the_field(field, value):
+    changes = {field: value, **({"duration": 100.0} if (field, value) == ("rate", 1000.0) else {})}
+    with pytest.raises(ValueError) as info:
+        dynamics.excitation_arguments(excitation_request(**changes), config().model)
+    assert str(info.value).startswith(field if (field, value) != ("rate", 1000.0) else "duration x rate")
+
+
+def test_excitation_request_defaults_and_the_message():
+    model = config().model
+    arguments, rate, lead_in = dynamics.excitation_arguments(excitation_request(limit_scaling=0.5, lead_in=2.0),
+                                                             model)
+    assert arguments["harmonics"] == 5 and arguments["time_budget"] == 5.0 and rate == 50.0 and lead_in == 2.0
+    assert np.array_equal(arguments["velocity_limits"], 0.5 * model.velocity_limits)
+    traj = rd.excitation_trajectory(model, 4.0, harmonics=3, velocity_limits=arguments["velocity_limits"],
+                                    effort_limits=arguments["effort_limits"], evaluations=0, starts=2)
+    msg = dynamics.joint_trajectory(traj.to_joint_trajectory(rate, lead_in))
+    assert msg.joint_names == model.joint_names and len(msg.points) == 201
+    assert (msg.points[0].time_from_start.sec, msg.points[-1].time_from_start.sec) == (2, 6)
+    q, v, _ = traj.sample(np.linspace(0, 4.0, 201))
+    assert np.allclose([p.positions for p in msg.points], q) and not np.any(msg.points[-1].velocities)
+    assert np.all(np.abs(v) <= 0.5 * model.velocity_limits)
+
+
+@pytest.fixture(scope="module")
+def measured():
+    """The PUMA as it really is (identification_truth: heavier links, a tool, friction, armature) along an
+    excitation at 200 Hz: (t, q, v, tau), and the estimate the library makes of them."""
+    t = np.arange(0.0, 10.0, 0.005)
+    q, v, _, tau = truth.measure("puma560", t, np.random.default_rng(3))
+    est = rd.identify_dynamics(config().model, q, v, tau, t=t, threads=1)
+    return t, q, v, tau, est
+
+
+def test_a_window_is_identified_as_the_library_does_and_bad_windows_are_refused(measured):
+    t, q, v, tau, est = measured
+    model = config().model
+    mine = dynamics.identify(model, t, q, v, tau, "buffered joint_states")
+    assert np.allclose(mine.model.inertia, est.model.inertia, rtol=1e-9, atol=1e-12) and mine.physical
+    for window, reason in (((t[:20], q[:20], v[:20], tau[:20]), "20 samples with positions, velocities and efforts"),
+                           ((t, q, 0 * v, tau), "the robot was at rest"),
+                           ((t, q, v * [1, 1, 0, 1, 1, 1], tau), "joints ['joint3'] did not move"),
+                           ((t[:200], q[:200], v[:200], tau[:200]), "cannot determine")):
+        with pytest.raises(ValueError) as info:
+            dynamics.identify(model, *window, "the last 1 s of buffered joint_states")
+        assert str(info.value).startswith("the last 1 s of buffered joint_states: ") and reason in str(info.value)
+    # gaps (lost messages) leaving short stretches: those are left out, the rest identified as one window
+    gappy = np.r_[np.arange(0, 400), np.arange(403, 405), np.arange(410, 417), np.arange(430, len(t))]
+    est_gappy = dynamics.identify(model, t[gappy], q[gappy], v[gappy], tau[gappy], "buffered joint_states")
+    kept = np.r_[np.arange(0, 400), np.arange(430, len(t))]
+    assert est_gappy.samples == len(kept) and np.allclose(est_gappy.model.inertia, rd.identify_dynamics(
+        model, q[kept], v[kept], tau[kept], t=t[kept], threads=1).model.inertia, rtol=1e-9, atol=1e-12)
+    response = Msg(**{name: None for name in ("joint_names", "residual", "viscous", "coulomb", "offset", "armature",
+                                               "condition_number", "physical", "samples", "duration", "urdf",
+                                               "message")})
+    dynamics.fill_identification(response, est, "<robot/>", t, "buffered joint_states")
+    assert response.viscous == [est.friction[j]["viscous"] for j in model.joint_names]
+    assert response.samples == len(t) and response.duration == pytest.approx(9.995) and dynamics.response_finite(response)
+
+
+def test_an_applied_estimate_composes_with_parameter_changes_and_goes_with_the_robot(measured):
+    t, q, v, tau, est = measured
+    before = config()
+    correction = dynamics.Correction.of(est, before, params(urdf_file=PUMA), est.to_urdf(), "summary")
+    gravity = params(urdf_file=PUMA, gravity=[0.0, 0.0, -3.7])
+    after = build_config(gravity, PUMA, {}, correction)
+    assert after.identified is correction and after.nominal is not after.model
+    assert np.allclose(after.model.inertia, est.model.inertia, rtol=0, atol=1e-12)
+    assert np.array_equal(after.model.friction, est.model.friction)
+    assert np.allclose(after.model.armature, est.model.armature, rtol=0, atol=1e-15)
+    assert np.array_equal(after.model.gravity, [0.0, 0.0, -3.7])
+    # a payload goes on under the estimate: the estimate's inertias plus the payload's
+    loaded = build_config(params(urdf_file=PUMA, payload__mass=1.5, payload__com=PAYLOAD[2],
+                                 payload__inertia=PAYLOAD[3], payload__link="tool0"), PUMA, {}, correction)
+    expected = copy.deepcopy(est.model)
+    add_payload(expected, *PAYLOAD)
+    assert np.allclose(loaded.model.inertia, expected.inertia, rtol=0, atol=1e-12)
+    # identified again on the corrected model: replaced, not added
+    again = dynamics.Correction.of(est, after, gravity, "", "")
+    assert np.allclose(build_config(gravity, PUMA, {}, again).model.inertia, est.model.inertia, rtol=0, atol=1e-12)
+    # another robot (here the same URDF as text, another description): the estimate is left out
+    with open(PUMA) as f:
+        other = build_config(params(), f.read(), {}, correction)
+    assert other.identified is None and other.nominal is other.model
+    # a change that leaves a body non-physical under the estimate is refused naming the parameter
+    heavy = copy.deepcopy(correction)
+    heavy.inertia = heavy.inertia.copy()
+    heavy.inertia[-1, 0] -= est.model.inertia[-1, 0] + 1.0    # the last body's mass identified negative
+    with pytest.raises(ParameterError) as info:
+        build_config(params(urdf_file=PUMA, armature=[0.5]), PUMA, {}, heavy)
+    assert info.value.name == "armature" and "not be physical" in str(info.value)

@@ -278,3 +278,27 @@ def test_errors_name_the_step_or_the_input():
     with pytest.raises(ValueError, match=r"the initial state \(q0, v0\): .*quaternion"):
         rd.simulate(biped, q, np.zeros(biped.nv), 1e-3, 5)
     assert rd.simulate(model, [1.0], [0.0], 1e-3, 0).q.shape == (1, 1)
+
+
+def test_a_callable_that_fails_is_named_with_the_step():
+    """external_wrenches returning a list is a TypeError naming the step; a callable that raises comes
+    back as a RuntimeError naming the step, its time and the callable, the user's exception chained."""
+    model = load_urdf(PENDULUM.format(l=1.0, m=1.0, i=1e-3))
+    frame = model.frame_names[-1]
+    with pytest.raises(TypeError, match=r"simulation failed at step 0 \(t = 0 s\): external_wrenches\(t, q, v\) must "
+                                        r"return a dict .* or None, got list"):
+        rd.simulate(model, [1.0], [0.0], 1e-3, 5, external_wrenches=lambda t, q, v: [frame, np.zeros(6)])
+
+    def late(t, q, v):
+        if t > 2.5e-3:
+            raise ZeroDivisionError("the controller's own bug")
+        return np.zeros(1)
+    with pytest.raises(RuntimeError, match=r"simulation failed at step 2 \(t = 0.002 s\): tau\(t, q, v\) raised "
+                                           r"ZeroDivisionError: the controller's own bug") as info:
+        rd.simulate(model, [1.0], [0.0], 1e-3, 5, tau=late)
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+    with pytest.raises(RuntimeError, match=r"step 0 .*external_wrenches\(t, q, v\) raised KeyError") as info:
+        rd.simulate(model, [1.0], [0.0], 1e-3, 5, external_wrenches=lambda t, q, v: {}["x"])
+    assert isinstance(info.value.__cause__, KeyError)
+    with pytest.raises(KeyError, match=r"simulation failed at step 0 .*unknown frame 'nowhere'"):
+        rd.simulate(model, [1.0], [0.0], 1e-3, 5, external_wrenches=lambda t, q, v: {"nowhere": np.zeros(6)})

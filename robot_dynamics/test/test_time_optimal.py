@@ -299,6 +299,13 @@ def test_an_end_speed_beyond_the_limits_or_no_limit_at_all_is_named(arms):
     (dict(acceleration_limits=np.nan), r"acceleration_limits must be positive"),
     (dict(start_speed=-1.0), r"start_speed must be a finite non-negative"),
     (dict(end_speed=np.inf), r"end_speed must be a finite non-negative"),
+    (dict(effort_limits="87"), r"effort_limits takes one number, one per joint \(7\) or a dict by joint name, got '87'"),
+    (dict(velocity_limits={"panda_joint2": "fast"}), r"velocity_limits\['panda_joint2'\] must be a number, got 'fast'"),
+    (dict(dq_ds=np.tile(2 * np.subtract(WAYPOINTS["panda"][1], WAYPOINTS["panda"][0]), (10, 1))),
+     r"dq_ds disagrees with q between gridpoints 0 and 1 \(s = 0 to 0.111111\): joint 'panda_joint\d'"),
+    (dict(threads=0), r"threads must be None or an integer from 1 to \d+ .*got 0"),
+    (dict(threads=-1), r"threads must be None or an integer from 1 to \d+ .*got -1"),
+    (dict(threads=1000), r"threads must be None or an integer from 1 to \d+ .*got 1000"),
 ])
 def test_bad_inputs_are_refused_by_name(arms, change, message):
     model = arms["panda"].model
@@ -400,3 +407,35 @@ def test_a_bad_discretization_is_refused_by_name(arms):
     s, q, dq, ddq = rd.path_through_waypoints(WAYPOINTS["ur5"], 20)
     with pytest.raises(ValueError, match="discretization must be one of"):
         rd.time_parameterize(model, s, q, dq, ddq, discretization="trapezoid")
+
+
+def test_limits_by_joint_name(arms):
+    """A dict by joint name sets the joints it names, the URDF's (or none) the others; an unknown name
+    is a KeyError naming the argument; check_trajectory takes the same."""
+    model = arms["panda"].model
+    path = rd.path_through_waypoints(WAYPOINTS["panda"], gridpoints=50)
+    effort = model.effort_limits * 0.6
+    by_name = rd.time_parameterize(model, *path, effort_limits={"panda_joint2": effort[1], "panda_joint4": effort[3]})
+    vector = model.effort_limits.copy()
+    vector[[1, 3]] = effort[[1, 3]]
+    assert by_name.duration == rd.time_parameterize(model, *path, effort_limits=vector).duration
+    with pytest.raises(KeyError, match="acceleration_limits: unknown joint 'elbow'"):
+        rd.time_parameterize(model, *path, acceleration_limits={"elbow": 1.0})
+    check = rd.check_trajectory(model, by_name.t, by_name.q, by_name.v, by_name.a, effort_limits={"panda_joint2": 1.0})
+    assert check.effort_limits[1] == 1.0 and check.effort_limits[0] == model.effort_limits[0] and not check.feasible
+    with pytest.raises(ValueError, match=r"effort_limits takes one number, one per joint \(7\) or a dict"):
+        rd.check_trajectory(model, by_name.t, by_name.q, by_name.v, by_name.a, effort_limits="none")
+    for threads in (0, -1, 1000, 1.5):
+        with pytest.raises(ValueError, match="threads must be None or an integer"):
+            rd.check_trajectory(model, by_name.t, by_name.q, by_name.v, by_name.a, threads=threads)
+
+
+def test_a_coarse_cubic_path_passes_the_derivative_check(arms):
+    """The corrected trapezoid rule is exact on cubic splines: panda's waypoints at as few gridpoints as
+    waypoints pass (the plain rule was off by up to 1.4 ds |dq_ds| there); the same path with d2q_ds2
+    zeroed does not."""
+    model = arms["panda"].model
+    path = rd.path_through_waypoints(WAYPOINTS["panda"], gridpoints=len(WAYPOINTS["panda"]))
+    assert rd.time_parameterize(model, *path, effort_limits=np.inf, velocity_limits=1.0).duration > 0
+    with pytest.raises(ValueError, match="dq_ds disagrees with q between gridpoints"):
+        rd.time_parameterize(model, *path[:3], np.zeros_like(path[3]), effort_limits=np.inf, velocity_limits=1.0)

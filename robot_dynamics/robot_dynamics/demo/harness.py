@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+import rclpy
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.srv import GetParameters
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import parameter_value_to_python
 from rclpy.time import Time
@@ -23,11 +25,11 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_dynamics_interfaces.msg import Contact
-from robot_dynamics_interfaces.srv import IdentifyPayload
+from robot_dynamics_interfaces.srv import IdentifyDynamics, IdentifyPayload
 
 from .. import dynamics as rd
 from ..resources import bundled_urdf
-from .processes import drive, spin_until
+from .processes import drive, running, spin_until
 
 URDF = bundled_urdf("puma560")
 CONTROLLER = "effort_controller"
@@ -57,7 +59,8 @@ def quintic(start, goal, duration, t):
 class Run:
     """One closed-loop run. `command` says who sends the efforts: "node" (the node's
     ~/gravity_commands, remapped onto the controller), "zero", "feedforward+pd", "gravity+pd" (the
-    node's gravity torques for the measured state plus the PD) or "pd"."""
+    node's gravity torques for the measured state plus the PD), "pd", or "jtc" (moveit_demo: the
+    joint_trajectory_controller stand-in of jtc.py, with the node as its front when `node` is given)."""
     name: str
     command: str
     duration: float                      # s of sim time
@@ -68,11 +71,13 @@ class Run:
     observe: bool = False                # record ~/external_torques, ~/external_wrench and ~/contact
     identify: dict = None                # IdentifyPayload request fields, sent when the node is up
     trajectory: object = None            # "trajectory+pd": the JointTrajectory the node follows (timing_demo)
+    identify_dynamics: dict = None       # IdentifyDynamics request fields, sent once the node is up; the arm
+                                         # waits (paused, no command sent) until the estimate is applied
 
 
-def pd_gains(model):
+def pd_gains(model, bandwidth=BANDWIDTH):
     inertia = np.diag(rd.mass_matrix(model, START_POSE))
-    return inertia * BANDWIDTH**2, 2.0 * inertia * BANDWIDTH
+    return inertia * bandwidth**2, 2.0 * inertia * bandwidth
 
 
 @dataclass
@@ -84,8 +89,9 @@ class Recording:
     effort: np.ndarray   # efforts applied by the sim [N m]
     real_time_factor: float
     external: dict = None      # observe: topic -> (stamps [s], values) of the node's observer outputs
-    identified: object = None  # identify: the IdentifyPayload response
+    identified: object = None  # identify: the IdentifyPayload response; identify_dynamics: IdentifyDynamics's
     payload: dict = None       # identify: the node's payload.* parameters after it answered
+    v: np.ndarray = None       # velocities [rad/s]
 
     @property
     def error(self):
@@ -114,6 +120,8 @@ class EffortController(Node):
         super().__init__("closed_loop_demo")
         self.run, self.joints, self.kp, self.kd = run, joints, kp, kd
         self.samples, self.pending = [], None   # pending: (reference stamp [ns], PD efforts, state stamp [ns])
+        self.velocities = []                    # the velocities of each sample
+        self.hold = False                       # while true, no command is sent (the arm waits, paused)
         self.feedforward = None                 # the node's answer to the pending reference
         self.create_subscription(JointState, "joint_states", self.on_joint_states, 1)
         if run.command != "node":
@@ -139,6 +147,10 @@ class EffortController(Node):
         self.identify_client = self.create_client(IdentifyPayload, "/robot_dynamics/identify_payload") \
             if run.identify else None
         self.identify_future = None
+        self.dynamics_client = self.create_client(IdentifyDynamics, "/robot_dynamics/identify_dynamics") \
+            if run.identify_dynamics else None
+        self.dynamics_future = None
+        self.hold = bool(run.identify_dynamics)
 
     @property
     def sim_time(self):
@@ -153,6 +165,7 @@ class EffortController(Node):
         q, qd = self.ordered(msg, "position"), self.ordered(msg, "velocity")
         if not self.samples or t > self.sim_time:
             self.samples.append((t, q, self.ordered(msg, "effort")))
+            self.velocities.append(qd)
         if self.run.command == "node":
             return
         if self.run.command == "zero":
@@ -198,6 +211,8 @@ class EffortController(Node):
             self.pending = self.feedforward = None
 
     def send(self, effort):
+        if self.hold:
+            return
         self.command_pub.publish(Float64MultiArray(data=effort.tolist()))
 
 
@@ -237,6 +252,8 @@ def node_command(run):
                "-p", f"urdf_file:={URDF}", "-p", "use_sim_time:=true"] + ros_parameters(run.node)
     if run.command == "node":
         return command + ["-r", f"~/gravity_commands:=/{CONTROLLER}/commands"]
+    if run.command == "jtc":       # the node as the front of the stand-in's action, if it has parameters
+        return command if run.node else None
     return command if run.command in ("feedforward+pd", "gravity+pd", "trajectory+pd") else None
 
 
@@ -252,6 +269,8 @@ def record(run, model, kp, kd, show_progress=False):
         if run.identify and controller.identify_future is None and len(children) == 2 \
                 and controller.identify_client.service_is_ready():
             controller.identify_future = controller.identify_client.call_async(IdentifyPayload.Request(**run.identify))
+        if run.identify_dynamics is not None:
+            identify_dynamics(run, controller, children)
         if controller.sim_time > run.duration + IDENTIFY_TIMEOUT:
             raise RuntimeError(f"{run.name}: no answer from ~/identify_payload {IDENTIFY_TIMEOUT:g} s of "
                                "sim time after the run")
@@ -261,10 +280,25 @@ def record(run, model, kp, kd, show_progress=False):
         lambda: controller.sim_time >= run.duration and identified(controller), show_progress, step,
         (lambda executor: node_parameters(controller, executor, PAYLOAD_PARAMETERS)) if run.identify else None)
     t, q, effort = (np.array(column) for column in zip(*controller.samples))
+    answer = controller.identify_future.result() if run.identify else \
+        controller.dynamics_future.result() if run.identify_dynamics else None
     external = {topic: tuple(np.array(column) for column in zip(*values)) if values else (np.array([]), np.array([]))
                 for topic, values in controller.external.items()}
-    return Recording(run, joints, t, q, effort, real_time_factor, external or None,
-                     controller.identify_future.result() if run.identify else None, payload)
+    return Recording(run, joints, t, q, effort, real_time_factor, external or None, answer, payload,
+                     np.array(controller.velocities))
+
+
+def identify_dynamics(run, controller, children):
+    """run.identify_dynamics: ask once the node is up; release the arm once the estimate is applied."""
+    if controller.dynamics_future is None:
+        if len(children) == 2 and controller.dynamics_client.service_is_ready():
+            controller.dynamics_future = controller.dynamics_client.call_async(
+                IdentifyDynamics.Request(**run.identify_dynamics))
+    elif controller.hold and controller.dynamics_future.done():
+        response = controller.dynamics_future.result()
+        if not response.applied:
+            raise RuntimeError(f"{run.name}: ~/identify_dynamics: {response.message}")
+        controller.hold = False
 
 
 IDENTIFY_TIMEOUT = 30.0     # s of sim time past a run's end to wait for ~/identify_payload's answer
@@ -275,6 +309,31 @@ def identified(controller):
     """The run asks nothing of ~/identify_payload, or its answer came."""
     return controller.identify_client is None or (controller.identify_future is not None
                                                    and controller.identify_future.done())
+
+
+def call_node(kind, name, request, parameters=(), timeout=SERVICE_TIMEOUT + 60.0):
+    """One answer of the node's service ~/name from a node started for it (URDF and `parameters`, a dict),
+    then stopped: the response (a Ctrl-C taken while waiting). RuntimeError if it does not come up or
+    answer within `timeout` s (start-up included: the node loads its kernels) or answers success=false."""
+    command = [sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-p", f"urdf_file:={URDF}"] + \
+        ros_parameters(dict(parameters))
+    client_node = rclpy.create_node(f"demo_client_{name}")
+    executor = SingleThreadedExecutor()
+    executor.add_node(client_node)
+    try:
+        with running(command):
+            client = client_node.create_client(kind, f"/robot_dynamics/{name}")
+            deadline = time.monotonic() + timeout
+            spin_until(executor, client.service_is_ready, deadline, f"~/{name} did not come up")
+            future = client.call_async(request)
+            spin_until(executor, future.done, deadline, f"no answer from ~/{name}")
+    finally:
+        executor.shutdown()
+        client_node.destroy_node()
+    response = future.result()
+    if not response.success:
+        raise RuntimeError(f"~/{name}: {response.message}")
+    return response
 
 
 def node_parameters(controller, executor, names):

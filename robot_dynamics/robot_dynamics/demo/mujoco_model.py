@@ -53,7 +53,7 @@ def add_motors(spec, joints, damping, friction, armature):
 
 
 def mujoco_arm(urdf, joints=None, timestep=1e-3, damping=0.0, friction=0.0, armature=0.0, payload=None,
-               wrench_link=None):
+               wrench_link=None, mass_scale=1.0):
     """Compile a URDF into a MuJoCo model with one motor actuator per joint, in `joints` order.
 
     Inertias come from the <inertial> elements only (no geometry is kept); joint damping, dry
@@ -62,9 +62,16 @@ def mujoco_arm(urdf, joints=None, timestep=1e-3, damping=0.0, friction=0.0, arma
     Position limits and effort limits (clamping the actuator force) are MuJoCo's import of the
     URDF <limit>. payload: a Payload the URDF does not have, added as a body on its link before
     compiling. wrench_link: a link whose origin gets the site WRENCH_SITE (sim_arm applies its
-    external wrench there).
+    external wrench there). mass_scale: every link's mass and inertia times this (the centres of mass
+    kept: a body of the same shape, denser), e.g. links heavier than their URDF says.
     """
+    if not (np.isfinite(mass_scale) and mass_scale > 0):
+        raise ValueError(f"mass_scale must be a positive number, got {mass_scale!r}")
     spec = spec_without_geometry(urdf, timestep)
+    for body in spec.bodies:
+        if body.explicitinertial:
+            body.mass *= mass_scale
+            body.fullinertia = np.asarray(body.fullinertia) * mass_scale
     add_motors(spec, joints, damping, friction, armature)
     bodies = {body.name for body in spec.bodies}
     if payload is not None and payload.mass > 0:

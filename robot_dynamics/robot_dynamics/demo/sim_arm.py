@@ -20,6 +20,7 @@ collision geometry is dropped: the arm has no contacts.
 What the dynamics node does not know, from parameters:
 - `effort_noise` [N m, standard deviation] added to the published efforts (default 0), from a
   generator seeded with `noise_seed` (default 0): the same noise every run;
+- links heavier than the URDF says: `mass_scale` (default 1), every link's mass and inertia times it;
 - a payload: `payload.mass` [kg] (default 0: none), `payload.com` [m] in the frame of
   `payload.link` (default tool0), `payload.inertia` about its COM (ixx iyy izz ixy ixz iyz [kg m^2]),
   a body added to the MuJoCo model of the URDF before compiling;
@@ -63,7 +64,7 @@ class SimArm(simulator.SimulatedRobot):
                               ("friction", [0.0]), ("armature", [0.0]), ("effort_noise", 0.0),
                               ("payload.mass", 0.0), ("payload.com", [0.0] * 3), ("payload.inertia", [0.0] * 6),
                               ("wrench.force", [0.0] * 3), ("wrench.torque", [0.0] * 3), ("wrench.start", 0.0),
-                              ("wrench.duration", 0.0)):   # numbers: ints accepted too
+                              ("wrench.duration", 0.0), ("mass_scale", 1.0)):   # numbers: ints accepted too
             self.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True))
         self.declare_parameter("wait_for_command", True)
         self.declare_parameter("lockstep", False)
@@ -91,7 +92,7 @@ class SimArm(simulator.SimulatedRobot):
         self.wrench_steps = (round(start * 1e9 / self.period_ns), round((start + duration) * 1e9 / self.period_ns)) \
             if wrench_link and duration > 0 else None
         self.attach(mujoco_arm(urdf, joints, self.period_ns * 1e-9, param("damping"), param("friction"),
-                               param("armature"), payload, wrench_link or None))
+                               param("armature"), payload, wrench_link or None, number("mass_scale", 1)[0]))
         self.noise = number("effort_noise", 1)[0]
         if self.noise < 0:
             raise ValueError(f"parameter effort_noise must be >= 0, got {self.noise}")

@@ -19,12 +19,9 @@ errors, and writes a plot of |tau| / limit over time (out/timing_demo.png).
 """
 import os
 import sys
-import time
 
 import numpy as np
-import rclpy
 from matplotlib.figure import Figure
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.time import Time
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -32,8 +29,8 @@ from .. import dynamics as rd
 from ..payload import add_payload
 from ..urdf import load_urdf
 from . import interrupt
-from .harness import SERVICE_TIMEOUT, START_POSE, URDF, Run, pd_gains, record, ros_parameters
-from .processes import RosSession, arguments, output_path, running, spin_until
+from .harness import START_POSE, URDF, Run, call_node, pd_gains, record
+from .processes import RosSession, arguments, output_path
 
 WAYPOINTS = np.array([START_POSE, [1.2, -0.2, 0.4, 1.5, 0.3, -0.7], [0.2, 0.3, -0.2, 0.4, 1.0, 0.5],
                       [-0.5, -0.6, 0.9, -0.6, -0.4, 1.2], START_POSE])
@@ -93,27 +90,10 @@ def slowed(heavy, t, q, v):
 def service_timing(joints):
     """(b): the node's ~/time_parameterize (a node started for it, with the payload, then stopped)."""
     from robot_dynamics_interfaces.srv import TimeParameterize     # noqa: PLC0415
-    command = [sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-p", f"urdf_file:={URDF}"] + \
-        ros_parameters(PAYLOAD)
-    client_node = rclpy.create_node("timing_demo_planner")
-    executor = SingleThreadedExecutor()
-    executor.add_node(client_node)
-    try:
-        with running(command):
-            client = client_node.create_client(TimeParameterize, "/robot_dynamics/time_parameterize")
-            deadline = time.monotonic() + SERVICE_TIMEOUT + 60.0      # start-up: the node warms its kernels
-            spin_until(executor, client.service_is_ready, deadline, "~/time_parameterize did not come up")
-            waypoints = JointTrajectory(joint_names=joints, points=[JointTrajectoryPoint(positions=w.tolist())
-                                                                    for w in WAYPOINTS])
-            future = client.call_async(TimeParameterize.Request(waypoints=waypoints, effort_scaling=EFFORT_SCALE,
-                                                                gridpoints=GRIDPOINTS))
-            spin_until(executor, future.done, deadline, "no answer from ~/time_parameterize")
-    finally:
-        executor.shutdown()
-        client_node.destroy_node()
-    response = future.result()
-    if not response.success:
-        raise RuntimeError(f"~/time_parameterize: {response.message}")
+    waypoints = JointTrajectory(joint_names=joints, points=[JointTrajectoryPoint(positions=w.tolist())
+                                                            for w in WAYPOINTS])
+    response = call_node(TimeParameterize, "time_parameterize", TimeParameterize.Request(
+        waypoints=waypoints, effort_scaling=EFFORT_SCALE, gridpoints=GRIDPOINTS), PAYLOAD)
     points = response.trajectory.points
     t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points])
     return t, np.array([p.positions for p in points]), np.array([p.velocities for p in points]), response

@@ -10,20 +10,24 @@ from .. import dynamics as rd
 from ..payload import PayloadError, add_payload
 from ..urdf import load_urdf
 from .features import FEATURES
+from .identification.dynamics import robot_key
 from .parameters import ParameterError, per_entry
 
 
 class Config:
     """Everything derived from the parameters and the description; replaced whole on change.
 
-    model        the robot (gravity, armature and payload applied)
+    model        the robot (gravity, armature and payload applied, and an identified estimate if one is)
+    nominal      the model the parameters give, without the estimate (model itself when none is applied)
+    identified   the applied estimate (identification.dynamics.Correction), or None
     joints       the output joints, in order; out_v: the v index of each
     description  the URDF text or file path the model was built from
     and the settings of every feature, the attributes its `settings(params, config)` returns (e.g.
     contacts/: contacts, closed_chain/: loops, trajectories/: kp, kd, feedback, evaluate_at)."""
 
-    def __init__(self, model, joints, out_v, description):
+    def __init__(self, model, joints, out_v, description, nominal=None, identified=None):
         self.model, self.joints, self.out_v, self.description = model, joints, out_v, description
+        self.nominal, self.identified = nominal or model, identified
 
     def summary(self):
         """What the node logs when it takes this configuration."""
@@ -52,9 +56,11 @@ def known_joints(model, names, parameter):
                                         f"joints are {model.joint_names}")
 
 
-def build_config(params, description, load_cache):
+def build_config(params, description, load_cache, identified=None):
     """Checked parameter values (features.check_parameters) and URDF text or path -> Config; a
-    ValueError naming the parameter or the URDF problem otherwise. Nothing is changed on failure."""
+    ValueError naming the parameter or the URDF problem otherwise. Nothing is changed on failure.
+    identified: an applied estimate (identification.dynamics.Correction), applied if it is of this
+    robot (the same URDF, root_link, tip_link and floating_base), else left out (config.identified None)."""
     root, tip = params["root_link"] or None, params["tip_link"] or None
     source = ("parameter robot_description" if params["robot_description"] else
               f"parameter urdf_file ({params['urdf_file']!r})" if params["urdf_file"] else
@@ -73,6 +79,11 @@ def build_config(params, description, load_cache):
         model.armature = per_entry(params["armature"], len(model.joint_names), "armature",
                                    f"model joint {model.joint_names}")
     _add_payload(model, params)
+    nominal = model
+    if identified is not None and identified.key == robot_key(params, description):
+        model = identified.applied(nominal, params)     # ParameterError naming what makes it non-physical
+    else:
+        identified = None
     known_joints(model, params["actuated_joints"], "actuated_joints")   # the output joints' default: named as itself
     joints = params["joints"] or params["actuated_joints"] or list(model.joint_names)
     known_joints(model, joints, "joints")
@@ -81,7 +92,7 @@ def build_config(params, description, load_cache):
     if not np.isfinite(rd.gravity_torques(model, rd.neutral(model))).all():
         raise ParameterError("gravity", "parameters gravity and payload.mass: the gravity torques "
                                         "they give are not finite (values too large)")
-    config = Config(model, joints, out_v, description)
+    config = Config(model, joints, out_v, description, nominal, identified)
     for feature in FEATURES:        # in order: a feature's settings may read those before it
         if hasattr(feature, "settings"):
             vars(config).update(feature.settings(params, config))

@@ -8,16 +8,18 @@ The node makes the parts in this order and they answer each joint_states message
 chain's assembly before gravity, gravity first of the outputs: the control path).
 
 Adding a feature: its folder, and one line in FEATURES."""
-from . import (centroidal, closed_chain, contacts, diagnostics, external, gravity, identification, inverse_kinematics,
-               joint_states, services, trajectories)
+from . import (centroidal, closed_chain, contacts, diagnostics, external, follow_joint_trajectory, friction, gravity,
+               identification, inverse_kinematics, joint_states, services, trajectories)
 from .parameters import SHARED
 
 FEATURES = (
     joint_states,           # joint_states and ~/base_pose -> the measured state; the hot path; status "dynamics"
     contacts,               # contacts.*: the law standing on contacts, ~/contact_forces, ~/constrained_forward_dynamics
     closed_chain,           # loops: the passive joints assembled, the constrained law, ~/constrained_inverse_dynamics
+    friction,               # friction.*: friction compensation in the gravity and feedforward outputs (no part)
     gravity,                # ~/gravity_torques, ~/gravity_commands
     trajectories,           # ~/reference -> ~/feedforward_*; ~/time_parameterize, ~/check_trajectory
+    follow_joint_trajectory,  # execution.*: ~/follow_joint_trajectory (forwarded, or executed as the reference)
     external,               # observer.*: ~/external_torques, ~/external_wrench, ~/contact
     identification,         # ~/identify_payload
     services,               # ~/inverse_dynamics, ~/forward_dynamics, ~/hybrid_dynamics, ~/wrench_to_joint_torques

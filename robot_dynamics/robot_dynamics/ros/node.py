@@ -6,7 +6,8 @@ feature's parts, in that order, and holds what they share: the parameters, the c
 lock, the law of gravity and feedforward torques, the reporting (base.Shared).
 
 A configuration's lifecycle: parameters (features.PARAMETERS, every value checked) -> build_config
-(the model and every feature's settings; a ValueError names the parameter) -> warm-up (every part's
+(the model and every feature's settings, and an applied identified estimate of the same robot: config.py;
+a ValueError names the parameter) -> warm-up (every part's
 calls: no answer waits for numba) -> swapped in under the lock, each part's `configure` -> each part's
 `announce` (lock released). A parameter change is built in the on-set callback (refused with its
 reason: the old configuration serves on) and applied in the post-set callback. Nothing non-finite
@@ -72,10 +73,11 @@ class DynamicsNode(Shared, Node):
         self.stats, self.last_error, self._warned, self._said = diagnostics.period_stats(), "", {}, set()
         self.after_message = []         # what a part's on_state asks to run once the lock is released
         self.steps, self.ready = (), False      # steps: every answering part's on_state, in PARTS order (restep)
+        self.identified = None      # an applied estimate (~/identify_dynamics), for every configuration of its robot
         try:
             params, config, warmed = self.params(), None, None
             if self.description(params) is not None:
-                config = build_config(params, self.description(params), self.load_cache)
+                config = build_config(params, self.description(params), self.load_cache, self.identified)
                 warmed = self.warm(config, interrupted)     # before any service or topic exists
             declared.store_as_used(self, params, PARAMETERS)
             for kind in PARTS:
@@ -163,7 +165,7 @@ class DynamicsNode(Shared, Node):
                                                       "be empty: no URDF came on the robot_description topic")
                 pending = None      # no URDF yet: the model-dependent checks run when one arrives
             else:
-                pending = build_config(params, description, self.load_cache)
+                pending = build_config(params, description, self.load_cache, self.identified)
         except Exception as exc:
             declared.restore_types(self, known)
             return SetParametersResult(successful=False, reason=error_text(exc) or type(exc).__name__)
@@ -195,7 +197,7 @@ class DynamicsNode(Shared, Node):
             self.get_logger().debug("robot_description: the same URDF again, nothing to rebuild")
             return
         try:
-            config = build_config(params, text, self.load_cache)
+            config = build_config(params, text, self.load_cache, self.identified)
         except Exception as exc:   # a bad URDF must not stop the node
             error = f"model not (re)built: {error_text(exc)}"
             with self.lock:

@@ -15,7 +15,11 @@ effort limits, the effort limits times execution.effort_scaling; its points are 
 (trajectories.point_accelerations: their accelerations and torques).
 Efforts: the inverse dynamics at each point's positions, velocities and accelerations, without the
 gravity torques g(q) when the drive compensates gravity itself (drive_compensates_gravity: UR,
-Franka); the effort limits always bound the full torque.
+Franka); the effort limits always bound the full torque. A trajectory that ends at rest ends with the
+torque that holds it there (acceleration 0 at the last point: a retimed one is sent so, and a plan as
+timed gets that effort whatever acceleration its last point names): the controller holds its last
+point with that effort once it ends, and the decelerating torque of a last segment, held for good,
+would push the arm away (the MoveIt demo's arm drifted 1.5 rad in 1 s).
 Points with positions only are interpolated linearly by the controller: their velocity jumps at
 the points, an infinite acceleration, so such a plan is never feasible unless it stands still.
 The trajectory starts where the arm is: a plan whose first point comes after its start is executed
@@ -176,6 +180,7 @@ def _retime(model, P, bounds):
     except ValueError as exc:
         raise GoalError(INVALID_GOAL, f"no timing of the trajectory's path fits the limits: {exc}") from None
     a, _ = point_accelerations(model, tp, dq, ddq)
+    a[-1] = 0.0         # the end is at rest: the controller holds the last point, with its effort
     return tp.t, tp.q, tp.v, a, tp.limits
 
 
@@ -184,7 +189,11 @@ def _outputs(config, model, plan, held_q, times, q, v, a, played, options):
     model-joint columns) and the efforts at the states the controller plays there (`played`)."""
     names = plan.names + [j for j in config.joints if j not in plan.names]
     cols = Columns(config, names, "trajectory")
-    Q, Vf, Af = _full(model, held_q, *played)
+    q_p, v_p, a_p = played
+    if a_p is not None and (v_p is None or not v_p[-1].any()):
+        a_p = a_p.copy()
+        a_p[-1] = 0.0   # ends at rest: the last effort is what holds the arm there once the controller stops
+    Q, Vf, Af = _full(model, held_q, q_p, v_p, a_p)
     tau = rd.inverse_dynamics(model, Q, Vf, Af)
     if options.drive_compensates_gravity:
         tau = tau - rd.gravity_torques(model, Q)

@@ -4,9 +4,10 @@ a goal's tolerances over them, the state error, and the verdict at each sample o
 
 Rules (control_msgs/msg/JointTolerance and joint_trajectory_controller):
 - a tolerance > 0 applies; 0 in a goal keeps the default; -1 in a goal erases it (no check); a
-  tolerance of 0 is not checked. Defaults (the controller's `constraints` parameters): a path
-  position tolerance and a goal position tolerance per joint (0: none), the goal velocity tolerance
-  `stopped_velocity_tolerance` for every joint (0.01), `goal_time` (0: none).
+  tolerance of 0 is not checked. Defaults (the controller's `constraints` parameters, here the
+  node's execution.path_tolerance, execution.goal_tolerance, execution.stopped_velocity_tolerance
+  and execution.goal_time): a path position tolerance and a goal position tolerance per joint (0:
+  none), the goal velocity tolerance for every joint (0.01), the goal time (0: none).
 - the error is desired - actual; for a continuous joint the shortest angle between them. A velocity
   or acceleration the actual state does not carry (joint_states has no accelerations) is not checked.
 - while the trajectory runs (t before its last point, and at its first sample) every joint must
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..parameters import ParameterError
 from .codes import (GOAL_TOLERANCE_VIOLATED, INVALID_GOAL, INVALID_JOINTS, PATH_TOLERANCE_VIOLATED, SUCCESSFUL,
                     GoalError, shown)
 
@@ -42,23 +44,27 @@ class Tolerances:
     goal_time: float
 
 
-def defaults(joints, trajectory=(), goal=(), stopped_velocity=0.01, goal_time=0.0):
-    """The controller's tolerances from its parameters (joint_trajectory_controller's `constraints`):
-    trajectory and goal: a position tolerance per joint (empty: none); stopped_velocity: the goal
-    velocity tolerance of every joint; goal_time [s]. ValueError naming the parameter."""
+def defaults(joints, path=(), goal=(), stopped_velocity=0.01, goal_time=0.0):
+    """The controller's tolerances from the node's parameters (joint_trajectory_controller's
+    `constraints`: <joint>.trajectory, <joint>.goal, stopped_velocity_tolerance, goal_time): path and
+    goal, a position tolerance per joint (empty: none); stopped_velocity: the goal velocity tolerance
+    of every joint; goal_time [s]. ParameterError naming the parameter."""
     n = len(joints)
     out = Tolerances(list(joints), np.zeros((3, n)), np.zeros((3, n)), 0.0)
-    for values, row, name in ((trajectory, out.path[0], "constraints.trajectory"), (goal, out.goal[0], "constraints.goal")):
+    for values, row, name in ((path, out.path[0], "execution.path_tolerance"),
+                              (goal, out.goal[0], "execution.goal_tolerance")):
         x = np.asarray(values, dtype=float)
         if x.ndim != 1 or len(x) not in (0, n):
-            raise ValueError(f"{name} takes one tolerance per joint ({n}: {list(joints)}) or none, got {len(x)}")
-        bad = np.flatnonzero(~(x >= 0.0))
+            raise ParameterError(name, f"{name} takes one tolerance per joint ({n}: {list(joints)}) or none, got "
+                                       f"{len(x)}")
+        bad = np.flatnonzero(~(x >= 0.0) | ~np.isfinite(x))
         if len(bad):
-            raise ValueError(f"{name}[{bad[0]}] (joint {joints[bad[0]]!r}) must be >= 0 (0: none), got {x[bad[0]]!r}")
+            raise ParameterError(name, f"{name}[{bad[0]}] (joint {joints[bad[0]]!r}) must be a finite number >= 0 "
+                                       f"(0: none), got {x[bad[0]]!r}")
         row[:len(x)] = x
-    for value, name in ((stopped_velocity, "constraints.stopped_velocity_tolerance"), (goal_time, "constraints.goal_time")):
-        if not float(value) >= 0.0:
-            raise ValueError(f"{name} must be >= 0 (0: none), got {value!r}")
+    for value, name in ((stopped_velocity, "execution.stopped_velocity_tolerance"), (goal_time, "execution.goal_time")):
+        if not (float(value) >= 0.0 and math.isfinite(float(value))):
+            raise ParameterError(name, f"{name} must be a finite number >= 0 (0: none), got {value!r}")
     out.goal[1] = float(stopped_velocity)
     out.goal_time = float(goal_time)
     return out

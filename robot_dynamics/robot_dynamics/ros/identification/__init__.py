@@ -1,7 +1,11 @@
-"""Payload identification for the node's ~/identify_payload service: the request checked, joint_states
-samples recorded, the payload estimated by the library, the response filled. Plain Python (no
-rclpy): the part (part.py: PayloadIdentification) records under the node's lock (cheap appends from
-the joint_states callback) and estimates on a worker thread, outside the lock; tested without DDS.
+"""Identification in the node, one home for it (no rclpy here; the parts are part.py's):
+- the payload on a link, ~/identify_payload (this module): the request checked, joint_states samples
+  recorded, the payload estimated by the library, the response filled. The part (PayloadIdentification)
+  records under the node's lock (cheap appends from the joint_states callback) and estimates on a
+  worker thread, outside the lock; tested without DDS.
+- the whole robot, ~/excitation_trajectory and ~/identify_dynamics (dynamics.py: the joint_states
+  buffer of identification.buffer_seconds, the requests, an applied estimate and how it composes with
+  the configuration; the part DynamicsIdentification, ~/robot_description_identified).
 
 Methods (robot_dynamics.dynamics, docs/identification.md; Atkeson, An and Hollerbach, 1986):
 - 'momentum' (default): `identify_payload_from_momentum` on every recorded sample. It integrates the
@@ -36,6 +40,10 @@ PARAMETERS = {
     "identification.window": ParameterSpec(
         0.02, "momentum identification: window [s] over which the momentum balance is integrated",
         "a number of seconds in (0, 1]", in_range(0.0, 1.0, low_open=True)),
+    "identification.buffer_seconds": ParameterSpec(
+        60.0, "~/identify_dynamics: seconds of joint_states (complete samples with efforts) kept for identification, "
+              "at most 64 MB of them (5 min of 1 kHz on 7 joints); 0: none kept",
+        "a number of seconds in [0, 600]", in_range(0.0, 600.0)),
     "identification.still_velocity": ParameterSpec(
         0.01, "static identification: a sample is still when every |joint velocity| is below this [rad/s or m/s]",
         "a finite number > 0 [rad/s or m/s]", lambda v: positive([floats(v, scalar=True)])[0]),
@@ -47,15 +55,17 @@ class Settings:
     """config.identification: the estimates' settings."""
     window: float               # identification.window [s]
     still_velocity: float       # identification.still_velocity
+    buffer_seconds: float       # identification.buffer_seconds [s]
 
 
 def settings(params, config):
-    return {"identification": Settings(params["identification.window"], params["identification.still_velocity"])}
+    return {"identification": Settings(params["identification.window"], params["identification.still_velocity"],
+                                       params["identification.buffer_seconds"])}
 
 
 def parts():
-    from .part import PayloadIdentification
-    return (PayloadIdentification,)
+    from .part import DynamicsIdentification, PayloadIdentification
+    return (PayloadIdentification, DynamicsIdentification)
 
 
 METHODS = ("momentum", "static")

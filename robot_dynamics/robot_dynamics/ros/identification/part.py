@@ -1,5 +1,7 @@
-"""~/identify_payload (identification/__init__.py): record joint_states for a duration, estimate the payload,
-answer, apply it to payload.* if asked.
+"""The identification parts. PayloadIdentification, ~/identify_payload (identification/__init__.py): record
+joint_states for a duration, estimate the payload, answer, apply it to payload.* if asked.
+DynamicsIdentification (dynamics.py): the joint_states buffer, ~/excitation_trajectory,
+~/identify_dynamics and ~/robot_description_identified.
 
 The handler is `async`, on the single-threaded main executor. A pending coroutine holds its callback
 group: in the node's default (mutually exclusive) group it blocked every other callback of the node
@@ -18,15 +20,20 @@ import numpy as np
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from robot_dynamics_interfaces import srv
+from std_msgs.msg import String
 
 from ... import dynamics as rd
 from .. import identification
 from ..base import Part, moving_frame
+from ...regressor import joint_torque_regressor
+from ...urdf_export import urdf_with_dynamics
 from ..config import build_config
 from ..external.part import ExternalTorquesOutput
 from ..messages import error_text
+from . import dynamics
 
 
 @dataclass
@@ -100,7 +107,8 @@ class PayloadIdentification(Part):
             params = node.params()
             checked = identification.Request(request, params, config.model)
             # the model without the configured payload: the estimate is the whole payload on the link
-            bare = build_config({**params, "payload.mass": 0.0}, node.description(params), node.load_cache).model
+            bare = build_config({**params, "payload.mass": 0.0}, node.description(params), node.load_cache,
+                                node.identified).model
             recording = Recording(identification.Recorder(config.model, checked.duration_ns,
                                                           config.observer.max_interval_ns),
                                   Future(executor=node.executor))
@@ -197,3 +205,182 @@ class PayloadIdentification(Part):
         executor = self.node.executor
         if executor is not None:
             executor.wake()
+
+
+class DynamicsIdentification(Part):
+    """The joint_states buffer (on the joint_states path: a row appended under the lock), and the services
+    ~/excitation_trajectory and ~/identify_dynamics: their work on the node's heavy-request worker
+    (node.heavy: the executor free meanwhile, joint_states never waiting for it), one identification at
+    a time; applying an estimate builds and swaps in a configuration with it (node.identified, config.py),
+    announced on ~/robot_description_identified (transient local: latched) and /diagnostics."""
+
+    def __init__(self, node):
+        super().__init__(node)
+        self.samples = node.part(ExternalTorquesOutput)    # its `sample`: the message's efforts, model order
+        self.buffer = None          # dynamics.Buffer, None with identification.buffer_seconds 0
+        self.running = False        # an identification is running
+        self.last = ""              # what the last ~/identify_dynamics answered (/diagnostics)
+        self.announcement = None    # for announce(): the URDF of an estimate applied, "" when dropped
+        self.pub = node.create_publisher(String, "~/robot_description_identified", QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        node.create_service(srv.ExcitationTrajectory, "~/excitation_trajectory", self.excitation_trajectory,
+                            callback_group=node.heavy_group)
+        node.create_service(srv.IdentifyDynamics, "~/identify_dynamics", self.identify_dynamics,
+                            callback_group=node.heavy_group)
+
+    @staticmethod
+    def warm(config):
+        """The identification regressor's kernels (one thread, a batch wide enough for the lanes)."""
+        model = config.model
+        if not dynamics.identifiable(model):
+            return []
+        q = rd.neutral(model) + np.zeros((16, 1))
+        v = np.random.default_rng(0).normal(size=(16, model.nv))
+        return [("joint_torque_regressor (identification)", lambda: joint_torque_regressor(model, q, v, v, threads=1))]
+
+    def configure(self, config, keep):
+        node, seconds = self.node, config.identification.buffer_seconds
+        if seconds == 0 or not dynamics.identifiable(config.model):
+            self.buffer = None
+        elif keep and self.buffer is not None:
+            self.buffer.seconds = seconds       # the samples stay (the same coordinates)
+        else:
+            self.buffer = dynamics.Buffer(config.model, seconds)
+        if node.identified is not None and config.identified is None:       # another robot: the estimate goes
+            node.identified, self.announcement = None, ""
+
+    def announce(self, config, keep):
+        text, self.announcement = self.announcement, None
+        if text is None:
+            return
+        self.pub.publish(String(data=text))
+        if not text:
+            self.node.get_logger().warning(
+                "the identified model is dropped: the robot changed (robot_description, urdf_file, root_link, tip_link "
+                "or floating_base); the URDF's model serves")
+
+    @property
+    def answering(self):
+        return self.buffer is not None
+
+    def on_state(self, config, state, stamp, velocity, effort):
+        sample = self.samples.sample
+        if sample is not None:
+            self.buffer.add(stamp.sec * 1_000_000_000 + stamp.nanosec, state.q, state.v, sample)
+        return None
+
+    # --- ~/excitation_trajectory ---------------------------------------------------------------------------
+    async def excitation_trajectory(self, request, response):
+        node = self.node
+        try:
+            with node.lock:
+                config = node.config
+            if config is None:
+                raise ValueError(node.no_model())
+            arguments, rate, lead_in = dynamics.excitation_arguments(request, config.model)
+            traj, message = await node.heavy("~/excitation_trajectory", self._excite, config.model, arguments, rate,
+                                             lead_in)
+            response.trajectory = message
+            dynamics.fill_excitation(response, traj, message)
+            if not (np.isfinite(response.condition_number) and all(
+                    np.isfinite(p.positions).all() and np.isfinite(p.velocities).all()
+                    and np.isfinite(p.accelerations).all() for p in message.points)):
+                raise ValueError(f"no excitation found within the limits: {response.message}")
+            response.success = True
+            node.get_logger().info(f"excitation_trajectory: {response.message}")
+        except Exception as exc:
+            response = node.refuse(response, exc, "excitation_trajectory")
+        return response
+
+    @staticmethod
+    def _excite(model, arguments, rate, lead_in):
+        """The worker: the search, and the message."""
+        traj = rd.excitation_trajectory(model, **arguments)
+        return traj, dynamics.joint_trajectory(traj.to_joint_trajectory(rate, lead_in))
+
+    # --- ~/identify_dynamics -----------------------------------------------------------------------------
+    async def identify_dynamics(self, request, response):
+        node = self.node
+        try:
+            window, bag, topic = dynamics.identify_arguments(request)
+            with node.lock:
+                config, buffer, busy = node.config, self.buffer, self.running
+                if config is None:
+                    raise ValueError(node.no_model())
+                if busy:
+                    raise ValueError("an identification is running already: one at a time")
+                if not dynamics.identifiable(config.model):
+                    raise ValueError(dynamics.NOT_IDENTIFIABLE.format(name=config.model.name))
+                if not bag and buffer is None:
+                    raise ValueError("no joint_states are buffered (parameter identification.buffer_seconds is 0): "
+                                     "set it and record, or give a bag")
+                snapshot, why = (buffer.take() if not bag else None), self.samples.why_not
+                self.running = True
+            params = node.params()
+            try:
+                est, t, what, urdf = await node.heavy("~/identify_dynamics", self._identify, config, bag, topic, buffer,
+                                                      snapshot, window, why)
+            finally:
+                self.running = False
+            dynamics.fill_identification(response, est, urdf, t, what)
+            if not dynamics.response_finite(response):
+                raise ValueError("the estimate is not finite (the recorded values are too large)")
+            response.success = True
+            if request.apply:
+                self.apply(response, dynamics.Correction.of(est, config, params, urdf, response.message))
+        except Exception as exc:
+            response = node.refuse(response, exc, "identify_dynamics")
+        self.last = response.message if len(response.message) <= 300 else response.message[:300] + "..."
+        if response.success:
+            node.get_logger().info(f"identify_dynamics: {response.message}")
+        return response
+
+    @staticmethod
+    def _identify(config, bag, topic, buffer, snapshot, window, why):
+        """The worker: the samples (a copy of the buffer's window, or the bag), the estimate, its URDF."""
+        model = config.model
+        if bag:
+            t, q, v, tau = dynamics.read_bag(model, bag, topic)
+            what = f"the bag {bag!r} ({topic})"
+        else:
+            t, q, v, tau = buffer.window(snapshot, window)
+            if not len(t):
+                raise ValueError("no joint_states buffered yet" + (
+                    f": {why}" if why else " with the positions, velocities and efforts of every model joint"))
+            what = "buffered joint_states" if window == 0 else f"the last {window:g} s of buffered joint_states"
+        est = dynamics.identify(model, t, q, v, tau, what)
+        return est, t, what, urdf_with_dynamics(config.nominal, est.model)
+
+    def apply(self, response, correction):
+        """The node's configuration rebuilt with the estimate and swapped in (the next message uses it); a
+        refusal keeps the response's estimate, success=false and the reason."""
+        node = self.node
+        params = node.params()
+        try:
+            if not response.physical:
+                raise ValueError("the estimate is not physically consistent")
+            config = build_config(params, node.description(params), node.load_cache, correction)
+            if config.identified is None:
+                raise ValueError("the robot changed during the identification (robot_description, urdf_file, "
+                                 "root_link, tip_link or floating_base)")
+        except ValueError as exc:
+            response.success = False
+            response.message = f"not applied: {error_text(exc)}. The estimate: {response.message}"
+            return
+        node.identified, self.announcement = correction, correction.urdf
+        node.apply(config, keep_state=True)
+        response.applied = True
+        response.message += "; applied: the node uses it from the next joint_states message"
+
+    def status(self):
+        """The status "identification" (lock held)."""
+        config = self.node.config
+        identified = config.identified if config is not None else None
+        samples, seconds = self.buffer.span() if self.buffer is not None else (0, 0.0)
+        values = {"identified model": "applied" if identified else "none: the URDF's",
+                  "estimate": identified.summary if identified else "",
+                  "buffered samples": str(samples), "buffered [s]": f"{seconds:.3f}",
+                  "running": "yes" if self.running else "", "last request": self.last}
+        message = ("the identified model is applied" if identified else "the URDF's model") + (
+            f"; {seconds:.3g} s of joint_states buffered" if self.buffer is not None else "; no buffer")
+        return "identification", "OK", message, values

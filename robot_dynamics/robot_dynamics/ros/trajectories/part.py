@@ -17,8 +17,11 @@ each joint_states message's stamp.
     the messages stamped before it).
   - without a trajectory (before the first, and after an empty trajectory cancels) the feedforward is
     the gravity torques of the measured state (the law's: the arm held where it is, as at the end of a
-    trajectory; zero with drive_compensates_gravity, the drives holding it), published only while
-    someone subscribes; a cancel is said once in the log.
+    trajectory; with friction.compensate, plus the friction at rest: its offset; zero with
+    drive_compensates_gravity, the drives holding it), published only while someone subscribes; a
+    cancel is said once in the log.
+  - friction.compensate (friction/): the model's friction at the reference's velocity (the measured one
+    with feedforward.evaluate_at 'measured') added to the computed torque.
   - drive_compensates_gravity: the feedforward without g(q) (computed on config.feedforward_model).
   - a refused trajectory changes nothing: the previous one serves on; the reason is logged and on
     /diagnostics ("last error" of "dynamics", and the status "reference").
@@ -123,21 +126,25 @@ class ReferenceFeedforward(Part):
         if not self.out.subscribed():
             return None
         law = self.current_law
-        if config.drive_compensates_gravity:
-            return self.out.publish(config, self.zero, stamp)
         try:
-            tau = law.gravity(config, state.q)
+            tau = self.zero if config.drive_compensates_gravity else law.gravity(config, state.q)
         except ValueError as exc:
             return self.node.reject(f"{law.kind}feedforward (gravity only) not published: {error_text(exc)}")
+        if config.friction.rest is not None:       # held at rest: the friction offset
+            tau = tau + config.friction.rest
         return self.out.publish(config, tau, stamp)
 
     def _publish(self, config, state, reference, stamp):
-        """The law's feedforward for the reference; the feedback gains act once every joint has been measured."""
+        """The law's feedforward for the reference, and the friction at the velocity it is evaluated at
+        (friction/); the feedback gains act once every joint has been measured."""
         law = self.current_law
         try:
             tau = law.feedforward(config, state, reference, state.complete and config.feedback)
         except ValueError as exc:
             return self.node.reject(f"{law.kind}feedforward torques not published: {error_text(exc)}")
+        friction = config.friction.feedforward
+        if friction is not None:
+            tau = tau + friction(reference[1] if config.evaluate_at == "desired" else state.v)
         return self.out.publish(config, tau, stamp)
 
     # --- ~/reference -----------------------------------------------------------------------------
@@ -183,6 +190,21 @@ class ReferenceFeedforward(Part):
             # a function of the reference alone: answered at once, at and under its start
             return self._publish(config, state, following.sample(start), _time(start)), None
         return None, None
+
+    # --- ~/follow_joint_trajectory executing a goal itself ---------------------------------------
+    def follow(self, following):
+        """A goal's trajectory (a Following) served as a ~/reference that came would be (lock held)."""
+        self.schedule.take(following)
+        self.refused = ""
+        self._restep()
+
+    def hold(self, following):
+        """A goal's trajectory stopped (cancelled, aborted): if it still serves or waits to, every trajectory
+        is dropped and the feedforward is the gravity torques of the measured state, the arm held where it is,
+        as joint_trajectory_controller holds its position (lock held)."""
+        if self.schedule.following is following or following in self.schedule.pending:
+            self.schedule.cancel()
+            self._restep()
 
     def _cancel(self):
         """An empty trajectory: every trajectory dropped, the feedforward gravity only (lock held). The
