@@ -49,12 +49,12 @@ def bounded(x, field, names=None):
     return x
 
 
-def magnitude_problem(value, joint=None):
-    """What is wrong with a number beyond MAGNITUDE or not finite, for '<field> contains ...'."""
+def magnitude_problem(value, joint=None, limit=MAGNITUDE):
+    """What is wrong with a number beyond `limit` or not finite, for '<field> contains ...'."""
     where = f" (joint {joint!r})" if joint is not None else ""
     if not np.isfinite(value):
         return f"NaN or inf{where}"
-    return f"{value:g}{where}: too large (at most {MAGNITUDE:g} in magnitude)"
+    return f"{value:g}{where}: too large (at most {limit:g} in magnitude)"
 
 
 def frame_of(model, name, field):

@@ -185,10 +185,10 @@ class Columns:
         self.count = len(model.joint_names)
         self.qo, self.vo = model.joint_offset
 
-    def points(self, points, held_q, most=MAX_POINTS):
+    def points(self, points, held_q, most=MAX_POINTS, magnitude=MAGNITUDE):
         """times (M,) from time_from_start and positions, velocities, accelerations (M, model joints)
         (velocities / accelerations None where no point has them); columns not named: held_q's
-        position, at rest. At most `most` points, each number within MAGNITUDE. ValueError naming the
+        position, at rest. At most `most` points, each number within `magnitude`. ValueError naming the
         point and the field."""
         what, n = self.what, len(self.names)
         if not len(points):
@@ -208,10 +208,11 @@ class Columns:
                 raise ValueError(f"{what}.points[{k}].{field} has {sizes[k]} values for {n} joint_names ({field}: "
                                  f"{given})")
             x = np.array([getattr(p, field) for p in points], dtype=float)
-            bad = np.argwhere(~(np.abs(x) <= MAGNITUDE))
+            bad = np.argwhere(~(np.abs(x) <= magnitude))
             if len(bad):
                 k, j = bad[0]
-                raise ValueError(f"{what}.points[{k}].{field} contains {magnitude_problem(x[k, j], self.names[j])}")
+                raise ValueError(f"{what}.points[{k}].{field} contains "
+                                 f"{magnitude_problem(x[k, j], self.names[j], magnitude)}")
             full = np.zeros((len(points), self.count))
             if field == "positions":
                 full[:] = held_q[self.qo:]
