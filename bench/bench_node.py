@@ -8,6 +8,7 @@ and the momentum observer's cost.
     source install/setup.bash; python bench/bench_node.py --five-bar 5   # only the five-bar callback, in-process
     source install/setup.bash; python bench/bench_node.py --trajectory 5 # only: a trajectory vs a one-point reference
     source install/setup.bash; python bench/bench_node.py --callback 7   # only the callback in-process, panda and talos
+    source install/setup.bash; python bench/bench_node.py --fuzz 20      # only: joint_states under the largest requests
     source install/setup.bash; python bench/bench_node.py --goals 3      # only: joint_states while goals are retimed
     source install/setup.bash; python bench/bench_node.py --identify 2   # only: latency without and during ~/identify_dynamics
     source install/setup.bash; python bench/bench_node.py --identify-callback 3   # the same, in-process
@@ -46,6 +47,14 @@ Goals (--goals): the PUMA with 3 kg at 1 kHz, windows without and with ~/follow_
 in a loop (a child sends the MoveIt demo's 100-point plan again as soon as each ends, execution.retime
 always: every goal retimed by TOPP-RA at 991 gridpoints and its efforts computed on the node's worker,
 then forwarded to a controller child that succeeds at once), alternating, REPEATS of each.
+
+The fuzz (--fuzz SECONDS): the node (PUMA 560) under a 1 kHz joint_states stream, quiet and then for
+SECONDS while a second process (this file with --fuzz-client) keeps the heavy-request queue full with
+the largest requests the services allow (~/time_parameterize with 10000 gridpoints, ~/check_trajectory
+with 200000 samples, ~/inverse_kinematics of an unreachable target with 1000 restarts) and sends
+bursts of 10 concurrent ~/inverse_dynamics requests with 10000-character joint names and 1e300
+positions (refused) and valid ones: the gravity path's p99 and drops in both windows, the requests
+answered and refused, the node's resident memory before, right after and 3 s after the fuzz.
 
 The five-bar (also at the end of the default run): the joint_states callback called in-process on a
 closed chain (the loop, the passive joints assembled) against the plain node on the same URDF.
@@ -1193,6 +1202,139 @@ def _identify_loop(ns, stop_event, times):
         rclpy.try_shutdown(context=context)
 
 
+
+# --- the fuzz -------------------------------------------------------------------------------------
+FUZZ_BURST = 10         # concurrent ~/inverse_dynamics requests per burst
+
+
+def fuzz_requests(model):
+    """The largest requests each heavy service allows, and the inverse dynamics ones (valid and refused)."""
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    names = list(model.joint_names)
+    rng = np.random.default_rng(5)
+    W = rng.uniform(-1.0, 1.0, (50, len(names)))
+    waypoints = JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(positions=w.tolist()) for w in W])
+    timing = srv.TimeParameterize.Request(waypoints=waypoints, gridpoints=10000)
+    timed = JointTrajectory(joint_names=names)
+    for k, w in enumerate(W):
+        point = JointTrajectoryPoint(positions=w.tolist(), velocities=[0.0] * len(names))
+        point.time_from_start.sec = k
+        timed.points.append(point)
+    check = srv.CheckTrajectory.Request(trajectory=timed, sample_period=len(W) / 199_000)
+    ik = srv.InverseKinematics.Request(frame=model.frame_names[-1], position_only=True, restarts=1000,
+                                       max_iterations=100)
+    ik.target.pose.position.x = 100.0
+    good = srv.InverseDynamics.Request(joint_names=names, positions=W[0].tolist())
+    huge = srv.InverseDynamics.Request(joint_names=names, positions=[1e300] * len(names))
+    long_names = srv.InverseDynamics.Request(joint_names=["x" * 10000] * len(names), positions=[0.0] * len(names))
+    return [("time_parameterize", srv.TimeParameterize, timing), ("check_trajectory", srv.CheckTrajectory, check),
+            ("inverse_kinematics", srv.InverseKinematics, ik)], [good, huge, long_names]
+
+
+def fuzz_client(ns, seconds):
+    """The fuzzer (a process of its own): heavy requests kept at three in flight (the queue holds two: the
+    third is refused), bursts of inverse dynamics; prints a JSON line of what was answered."""
+    import json
+    from robot_dynamics import load_urdf
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("fuzzer", namespace=ns)
+    heavy, light = fuzz_requests(load_urdf("puma560"))
+    clients = {name: node.create_client(kind, f"robot_dynamics/{name}") for name, kind, _ in heavy}
+    dynamics = node.create_client(srv.InverseDynamics, "robot_dynamics/inverse_dynamics")
+    for client in [*clients.values(), dynamics]:
+        client.wait_for_service(timeout_sec=30.0)
+    counts = {"heavy answered": 0, "heavy busy": 0, "heavy refused otherwise": 0, "dynamics answered": 0,
+              "dynamics refused": 0, "dynamics unanswered within 3 s": 0}
+    inflight, k, end = [], 0, time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        while len(inflight) < 3:
+            name, _, request = heavy[k % len(heavy)]
+            inflight.append(clients[name].call_async(request))
+            k += 1
+        burst = [dynamics.call_async(light[j % len(light)]) for j in range(FUZZ_BURST)]
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 3.0 and not all(f.done() for f in burst):
+            rclpy.spin_once(node, timeout_sec=0.01)
+        for f in burst:
+            if not f.done():
+                counts["dynamics unanswered within 3 s"] += 1
+                dynamics.remove_pending_request(f)
+            else:
+                counts["dynamics answered" if f.result().success else "dynamics refused"] += 1
+        for f in [f for f in inflight if f.done()]:
+            message = f.result().message
+            counts["heavy busy" if "busy" in message else "heavy answered" if f.result().success or
+                   "converge" in message or "iteration" in message or "stalled" in message
+                   else "heavy refused otherwise"] += 1
+            inflight.remove(f)
+    print(json.dumps(counts), flush=True)
+    node.destroy_node()
+    rclpy.try_shutdown()
+    return 0
+
+
+def fuzz(seconds):
+    """The node (PUMA 560) at 1 kHz, quiet and under the fuzz: p99, drops, memory."""
+    import json
+    from robot_dynamics import load_urdf
+    ns = f"/fuzz_{os.getpid()}"
+    print(f"# robot_dynamics node under the largest allowed requests\n\n{machine_facts()}")
+    print(scheduling_jitter())
+    print(f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}, namespace {ns}, load average at start "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\n", flush=True)
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    bench = Bench(ns)
+    rows = []
+    try:
+        names = load_urdf("puma560").joint_names
+        msgs = joint_state_messages(names)
+        proc = start([sys.executable, "-m", "robot_dynamics.ros", "--ros-args", "-r", f"__ns:={ns}",
+                      "-p", "urdf_file:=puma560"], "fuzz")
+        try:
+            bench.listen("robot_dynamics/gravity_torques")
+            bench.connect(proc, msgs[0])
+            rss = [resident_mb(proc.pid)]
+            rows.append(("quiet", bench.stream(msgs, 1000, seconds, 1.0, proc.pid)))
+            rss.append(resident_mb(proc.pid))
+            fuzzer = start([sys.executable, os.path.abspath(__file__), "--fuzz-client", ns, "--fuzz", str(seconds + 4)],
+                           "fuzzer")
+            try:
+                rows.append(("fuzz", bench.stream(msgs, 1000, seconds, 3.0, proc.pid)))
+                fuzzer.wait(60)
+                with open(fuzzer.log_path) as f:
+                    counts = json.loads([line for line in f if line.startswith("{")][-1])
+            finally:
+                stop(fuzzer)
+            rss.append(resident_mb(proc.pid))
+            bench.spin_for(3.0)
+            rss.append(resident_mb(proc.pid))
+            rows.append(("quiet again", bench.stream(msgs, 1000, seconds, 1.0, proc.pid)))
+        finally:
+            stop(proc)
+    finally:
+        bench.node.destroy_node()
+        rclpy.try_shutdown()
+        stop_all()
+    print(f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print("| window | sent | dropped | p50 ms | p99 ms | max ms | node CPU % | other CPU % | sender late max ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, r in rows:
+        print(f"| {label} | {r['sent']} | {r['dropped']} | {fmt_ms(r['p50'])} | {fmt_ms(r['p99'])} | "
+              f"{fmt_ms(r['max'])} | {r['child_cpu']:.0f} | {r['other_cpu']:.0f} | {r['late_max_ms']:.1f} |")
+    quiet, loaded = rows[0][1], rows[1][1]
+    print(f"\np99 under the fuzz {loaded['p99'] - quiet['p99']:+.3f} ms over the quiet p99 (target: within 1 ms); "
+          f"dropped {loaded['dropped']} of {loaded['sent']} (target: 0).")
+    print("Requests during the fuzz: " + ", ".join(f"{k} {v}" for k, v in counts.items()) + ".")
+    print(f"Node resident memory: {rss[0]:.1f} MB at the start, {rss[1]:.1f} MB after the quiet window, "
+          f"{rss[2]:.1f} MB right after the fuzz, {rss[3]:.1f} MB 3 s later ({100 * (rss[3] / rss[1] - 1):+.1f} % of "
+          "the start; target: within 10 %).")
+    busy = [label for label, r in rows if r["other_cpu"] > BUSY_OTHER_CPU + (100 if label == "fuzz" else 0)
+            or r["send_rate"] < 990]
+    if busy:
+        print(f"**The machine was busy** in: {', '.join(busy)} (other processes beyond the fuzzer > "
+              f"{BUSY_OTHER_CPU} % of a core, or the bench's own sends fell behind).")
+    return 0
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=10.0, help="measured seconds per stream (default 10)")
@@ -1220,12 +1362,19 @@ def main():
                     help="instead: latency at 1 kHz without and during ~/identify_dynamics, REPEATS times in turn")
     ap.add_argument("--identify-callback", type=int, metavar="REPEATS",
                     help="instead: the callback in-process without and during identification, REPEATS rounds each")
+    ap.add_argument("--fuzz", type=float, metavar="SECONDS",
+                    help="instead: the joint_states path quiet and under the largest allowed requests, SECONDS each")
+    ap.add_argument("--fuzz-client", metavar="NS", help=argparse.SUPPRESS)
     ap.add_argument("--echo", metavar="NS", help=argparse.SUPPRESS)
     ap.add_argument("--controller", metavar="NS", help=argparse.SUPPRESS)
     ap.add_argument("--send-goals", metavar="NS", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.echo:
         return echo_main(args.echo)
+    if args.fuzz_client:
+        return fuzz_client(args.fuzz_client, args.fuzz)
+    if args.fuzz:
+        return fuzz(args.fuzz)
     if args.controller:
         return controller_main(args.controller)
     if args.send_goals:

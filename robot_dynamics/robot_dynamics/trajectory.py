@@ -207,9 +207,11 @@ def _natural_moments(h, W):
 class TrajectoryCheck:
     """The torques a timed trajectory needs and how they compare with the effort limits: tau
     (N, nv) at its points, ratio |tau| / limit (0 where a joint has none), peak: the largest
-    ratio per joint and peak_time: when; feasible: no ratio beyond 1 (+1e-9, rounding);
-    first_violation_time / first_violation_joint / first_violation_index: the first point
-    beyond a limit and its joint with the largest ratio (None when feasible)."""
+    ratio per joint and peak_time: when; velocity_peak and acceleration_peak: the largest |v| / limit
+    and |a| / limit per joint (zeros when those limits are not checked); feasible: no ratio of the
+    three beyond 1 (+1e-9, rounding); first_violation_time / first_violation_joint /
+    first_violation_index / first_violation_limit: the first point beyond a limit, its joint and
+    limit ("effort", "velocity", "acceleration") with the largest ratio there (None when feasible)."""
     tau: np.ndarray
     ratio: np.ndarray
     peak: np.ndarray
@@ -219,12 +221,17 @@ class TrajectoryCheck:
     first_violation_joint: str = None
     first_violation_index: int = None
     effort_limits: np.ndarray = field(default=None, repr=False)
+    first_violation_limit: str = None
+    velocity_peak: np.ndarray = field(default=None, repr=False)
+    acceleration_peak: np.ndarray = field(default=None, repr=False)
 
 
-def check_trajectory(model, times, q, v, a, effort_limits=None, threads=None, data=None):
+def check_trajectory(model, times, q, v, a, effort_limits=None, threads=None, data=None, velocity_limits=None,
+                     acceleration_limits=None):
     """The inverse dynamics of a timed trajectory at its points (times (N,), increasing; q, v, a
     (N, nq / nv)) against the effort limits (a number or one per joint, +inf for none; default
-    the URDF's; or a dict by joint name): a TrajectoryCheck."""
+    the URDF's; or a dict by joint name), and v and a against velocity_limits and acceleration_limits
+    (the same forms; default: not checked): a TrajectoryCheck."""
     threads = check_threads(threads)
     times = np.asarray(times, dtype=float)
     if times.ndim != 1 or not len(times):
@@ -239,14 +246,20 @@ def check_trajectory(model, times, q, v, a, effort_limits=None, threads=None, da
         raise ValueError(f"times must increase: times[{k}] = {float(times[k])!r} follows times[{k - 1}] = {float(times[k - 1])!r}")
     q, v, a = vector(q, model.nq, "q", n), vector(v, model.nv, "v", n), vector(a, model.nv, "a", n)
     limits = limit_vector(model, effort_limits, "effort_limits", model.effort_limits)
+    vlim = limit_vector(model, velocity_limits, "velocity_limits", None)
+    alim = limit_vector(model, acceleration_limits, "acceleration_limits", None)
     tau = inverse_dynamics(model, q, v, a, threads=threads, data=data)
     ratio = np.abs(tau) / limits
     peak_row = np.argmax(ratio, axis=0)
     peak = ratio[peak_row, np.arange(model.nv)]
-    over = np.flatnonzero((ratio > OVER).any(axis=1))
-    check = TrajectoryCheck(tau, ratio, peak, times[peak_row], not len(over), effort_limits=limits)
+    ratios = (ratio, np.abs(v) / vlim, np.abs(a) / alim)       # effort, velocity, acceleration
+    over = np.flatnonzero(np.logical_or.reduce([(r > OVER).any(axis=1) for r in ratios]))
+    check = TrajectoryCheck(tau, ratio, peak, times[peak_row], not len(over), effort_limits=limits,
+                            velocity_peak=ratios[1].max(axis=0), acceleration_peak=ratios[2].max(axis=0))
     if len(over):
         k = int(over[0])
+        which = int(np.argmax([r[k].max() for r in ratios]))
         check.first_violation_index, check.first_violation_time = k, float(times[k])
-        check.first_violation_joint = coordinate_names(model)[int(np.argmax(ratio[k]))]
+        check.first_violation_joint = coordinate_names(model)[int(np.argmax(ratios[which][k]))]
+        check.first_violation_limit = ("effort", "velocity", "acceleration")[which]
     return check

@@ -239,11 +239,13 @@ EXPECTED = {
                                   'armature': F64_SEQ, 'condition_number': 'double', 'physical': 'boolean',
                                   'samples': 'uint32', 'duration': 'double', 'urdf': 'string', 'applied': 'boolean'},
     'CheckTrajectory.Request': {'trajectory': 'trajectory_msgs/JointTrajectory', 'effort_limits': F64_SEQ,
+                                'velocity_limits': F64_SEQ, 'acceleration_limits': F64_SEQ,
                                 'sample_period': 'double'},
     'CheckTrajectory.Response': {'success': 'boolean', 'message': 'string',
                                  'trajectory': 'trajectory_msgs/JointTrajectory', 'peak_ratio': F64_SEQ,
                                  'peak_time': F64_SEQ, 'feasible': 'boolean', 'first_violation_time': 'double',
-                                 'first_violation_joint': 'string'},
+                                 'first_violation_joint': 'string', 'first_violation_limit': 'string',
+                                 'velocity_peak_ratio': F64_SEQ, 'acceleration_peak_ratio': F64_SEQ},
 }
 
 

@@ -24,6 +24,22 @@ def test_build_config_and_a_refusal_naming_the_parameter():
     with pytest.raises(ParameterError, match="parameter payload.link: no link 'nowhere'") as info:
         configured(puma, urdf_file=puma, payload__mass=1.0, payload__link="nowhere")
     assert info.value.name == "payload.link"
+    links = str(info.value).split("its links are ")[1]
+    model = config.model
+    assert "'link6'" in links and not any(f"'{j}'" in links for j in model.joint_names)     # links, no joints
+
+
+def test_drive_compensates_gravity_computes_the_feedforward_without_gravity_and_is_refused_with_contacts():
+    puma = bundled_urdf("puma560")
+    config = configured(puma, urdf_file=puma, drive_compensates_gravity=True)
+    assert config.drive_compensates_gravity and list(config.model.gravity) == [0.0, 0.0, -9.81]
+    assert list(config.feedforward_model.gravity) == [0.0, 0.0, 0.0]
+    assert configured(puma, urdf_file=puma).feedforward_model is not None
+    biped = bundled_urdf("floating_base_biped")
+    with pytest.raises(ParameterError, match="drive_compensates_gravity is for drives") as info:
+        configured(biped, urdf_file=biped, floating_base=True, contacts__frames=["left_sole", "right_sole"],
+                   contacts__kind="6d", drive_compensates_gravity=True)
+    assert info.value.name == "drive_compensates_gravity"
 
 
 def test_a_dumped_null_list_is_not_set_and_other_values_stay_refused():

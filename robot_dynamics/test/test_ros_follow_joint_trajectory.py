@@ -151,8 +151,8 @@ def test_values_beyond_any_arms_are_refused_naming_the_field(config, held):
         goal = plan_goal(config, held, 2.0)
         getattr(goal.trajectory.points[3], field)[2] = value
         code, text = refused(config, held, goal)
-        assert code == Result.INVALID_GOAL and text == (f"trajectory.points[3].{field}: joint 'joint3' at {value:g}, "
-                                                        f"beyond the 1e+06 in magnitude taken"), text
+        assert code == Result.INVALID_GOAL and text == (f"trajectory.points[3].{field} contains {value:g} (joint "
+                                                        f"'joint3'): too large (at most 1e+06 in magnitude)"), text
 
 
 def test_the_number_of_points_is_bounded_before_any_work(config, held):

@@ -152,7 +152,7 @@ def test_time_parameterize_service_equals_the_library(config):
     tp = rd.time_parameterize(model, s, q, dq, ddq, velocity_limits=0.5 * model.velocity_limits, acceleration_limits=20.0,
                               effort_limits=0.8 * model.effort_limits, discretization="interpolation")
     assert res.duration == tp.duration and list(res.trajectory.joint_names) == names
-    assert len(res.trajectory.points) == 60 and list(res.active_limits) == tp.limits
+    assert len(res.trajectory.points) == 60 and list(res.active_limits) == [""] + tp.limits[1:-1] + [""]
     got = lambda field: np.array([getattr(p, field) for p in res.trajectory.points])      # noqa: E731
     assert close(got("positions"), tp.q[:, ORDER]) and close(got("velocities"), tp.v[:, ORDER])
     t = np.array([tr.seconds(p.time_from_start) for p in res.trajectory.points])
@@ -193,10 +193,18 @@ def test_check_trajectory_service_equals_the_library(config):
     ts = np.union1d(times, np.arange(151) * 0.01)
     ts = ts[ts <= times[-1]]
     q, v, a = rd.sample_trajectory(times, P, V, A, t=ts)
-    check = rd.check_trajectory(model, ts, q, v, a)
+    check = rd.check_trajectory(model, ts, q, v, a, velocity_limits=model.velocity_limits)     # the URDF's: the default
     assert close(res.peak_ratio, check.peak[ORDER]) and close(res.peak_time, check.peak_time[ORDER])
+    assert close(res.velocity_peak_ratio, check.velocity_peak[ORDER]) and not any(res.acceleration_peak_ratio)
     assert res.feasible == check.feasible and not res.feasible
     assert res.first_violation_time == check.first_violation_time and res.first_violation_joint == check.first_violation_joint
+    assert res.first_violation_limit == check.first_violation_limit == "velocity"
+    effort_only = srv.CheckTrajectory.Request(trajectory=req.trajectory, sample_period=0.01,
+                                              velocity_limits=[float("inf")] * 6)
+    services.check_trajectory(config, model, rd.neutral(model), effort_only, res)
+    check = rd.check_trajectory(model, ts, q, v, a)
+    assert (res.first_violation_time, res.first_violation_joint, res.first_violation_limit) == (
+        check.first_violation_time, check.first_violation_joint, "effort")
     tau = np.array([p.effort for p in res.trajectory.points])
     assert close(tau, rd.inverse_dynamics(model, P, V, A)[:, ORDER])
     for fields, words in ((dict(sample_period=-1.0), "sample_period must be a finite number >= 0"),

@@ -110,3 +110,26 @@ def test_awaitable_wakes_the_executor_once_done(work, fails):
     woken.clear()
     result, _ = drive(coroutine, woken)
     assert result == ("too many points" if fails else 42)
+
+
+def test_the_node_process_asks_openblas_for_one_thread_unless_the_user_set_it():
+    from robot_dynamics.executables import one_blas_thread
+    environ = {}
+    one_blas_thread(environ)
+    assert environ == {"OPENBLAS_NUM_THREADS": "1"}
+    environ = {"OPENBLAS_NUM_THREADS": "4"}
+    one_blas_thread(environ)
+    assert environ == {"OPENBLAS_NUM_THREADS": "4"}
+
+
+def test_the_kernels_heavy_requests_run_in_release_the_gil():
+    """The batch drivers (every batched algorithm: TOPP-RA's and check_trajectory's inverse dynamics,
+    the IK solve, the regressors), TOPP-RA's passes and the interpolation of many samples release the
+    GIL (numba nogil), so the joint_states thread computes beside a heavy request; the single-state
+    entry points of the joint_states path do not (a release per call would only cost it)."""
+    from robot_dynamics.kernels import batch, interpolation, reachability, rnea
+    released = [batch.rows, batch.in_lanes, batch.batch, reachability.first_bad_gridpoint, reachability.stage_rows,
+                reachability.time_optimal, reachability.last_acceleration, reachability.assemble,
+                interpolation.sample_rows, interpolation.first_bad]
+    assert [f.__name__ for f in released if not f.targetoptions.get("nogil")] == []
+    assert not rnea.rnea.targetoptions.get("nogil") and not interpolation.sample.targetoptions.get("nogil")

@@ -188,6 +188,25 @@ def test_check_trajectory_is_batch_inverse_dynamics(puma):
     assert ok.feasible and ok.first_violation_time is None and ok.first_violation_joint is None
 
 
+def test_check_trajectory_holds_velocity_and_acceleration_limits_when_given(puma):
+    """A positions-only 1 rad step of joint1 in 0.2 s (5 rad/s against the URDF's 1.92) is infeasible by
+    velocity; the first violation names the limit, the point and the joint; without those limits the
+    check is the effort one alone."""
+    model = puma.model
+    times = np.array([0.0, 0.1, 0.2])
+    q, v, a = np.zeros((3, 6)), np.zeros((3, 6)), np.zeros((3, 6))
+    q[:, 0], v[1, 0] = [0.0, 0.5, 1.0], 5.0
+    assert rd.check_trajectory(model, times, q, v, a).feasible
+    check = rd.check_trajectory(model, times, q, v, a, velocity_limits=model.velocity_limits)
+    assert not check.feasible and (check.first_violation_index, check.first_violation_joint,
+                                   check.first_violation_limit) == (1, "joint1", "velocity")
+    assert check.velocity_peak[0] == 5.0 / model.velocity_limits[0] and not check.acceleration_peak.any()
+    a[2, 3] = -3.0
+    check = rd.check_trajectory(model, times, q, v, a, acceleration_limits=2.0)
+    assert (check.first_violation_index, check.first_violation_joint, check.first_violation_limit) == (
+        2, "joint4", "acceleration") and check.acceleration_peak[3] == 1.5
+
+
 def test_a_time_optimal_trajectory_checks_feasible_at_its_limits(puma):
     """The output of time_parameterize meets its effort limits exactly where they are active:
     check_trajectory calls it feasible (rounding within 1e-9 of a limit is no violation) with a

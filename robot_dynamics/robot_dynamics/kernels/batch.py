@@ -25,7 +25,7 @@ from numba.extending import NativeValue, models, overload, register_model, typeo
 
 from .blocks import gather, lane_scratch, scatter, view2, view3
 from .common import OK, chunk
-from .jit import FAST, fast, generated, parallel, prange
+from .jit import FAST, fast, generated, parallel, prange, released
 from .lanes import lanes_count
 
 #: the role of a kernel argument: a state input (per state; checked in a lane block), an output (per
@@ -206,14 +206,14 @@ def same_rows(X, s0, n):
     return True
 
 
-@fast
+@released
 def rows(alg, model, status, lo, hi, W, *args):
     """alg's entry point over states lo..hi of the batch arguments, on one thread, with workspace W."""
     for s in range(lo, hi):
         status[s] = run_state(alg, model, args, s, W)
 
 
-@fast
+@released
 def in_lanes(alg, model, status, lo, hi, W, B, lanes, *args):
     """alg over states lo..hi, L at a time (the marker `lanes`), B the lane scratch (`lane_size`
     doubles), W for the states that run alone."""

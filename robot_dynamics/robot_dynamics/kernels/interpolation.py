@@ -12,14 +12,14 @@ given; after it the last position at rest (a controller holds it).
 import numpy as np
 
 from .common import finite
-from .jit import fast
+from .jit import fast, released
 
 LINEAR, CUBIC, QUINTIC = 0, 1, 2
 #: first_bad's codes
 GOOD, BAD_TIMES, NOT_INCREASING, BAD_POSITIONS, BAD_VELOCITIES, BAD_ACCELERATIONS = 0, 1, 2, 3, 4, 5
 
 
-@fast
+@released
 def first_bad(times, P, V, A, kind):
     """(code, point) of the first input that cannot be sampled: NaN or inf, times not increasing
     (GOOD, -1 if none); V and A are checked for CUBIC and QUINTIC."""
@@ -97,7 +97,7 @@ def sample(times, P, V, A, kind, t, q, v, a):
             a[j] = 2.0 * c2 + s * (6.0 * c3 + s * (12.0 * c4 + s * 20.0 * c5))
 
 
-@fast
+@released
 def sample_rows(times, P, V, A, kind, ts, Q, Vout, Aout):
     """`sample` at each time of ts (rows of Q, Vout, Aout)."""
     for k in range(ts.shape[0]):

@@ -27,7 +27,7 @@ steps here); an apparent dead end is confirmed over every vertex (`vertex_search
 import numpy as np
 
 from .common import finite
-from .jit import fast
+from .jit import fast, released
 
 #: first_bad_gridpoint's codes
 GOOD, NOT_INCREASING, STILL, BAD_S, BAD_Q, BAD_DQ, BAD_DDQ = 0, 1, 2, 3, 4, 5, 6
@@ -42,7 +42,7 @@ TIE = 1e-14
 INF = np.inf
 
 
-@fast
+@released
 def first_bad_gridpoint(s, q, dq, ddq):
     """(code, gridpoint) of the first input that cannot be timed: NaN or inf, s not increasing, a
     gridpoint where q' is zero (the path does not move with s); (GOOD, -1) if none."""
@@ -62,7 +62,7 @@ def first_bad_gridpoint(s, q, dq, ddq):
     return GOOD, -1
 
 
-@fast
+@released
 def stage_rows(a, b, c, dq, ddq, effort, accel, vmax, rows, xrange):
     """The rows of every gridpoint (rows: (N + 1, R, ROW_COLS), R = the finite limits of effort
     and accel) and its x range (xrange: (N + 1, 2)): x >= 0, x <= (vmax_j / |q'_j|)^2, and the
@@ -270,7 +270,7 @@ def forward(rows, ds, K, x, u, active, info):
     return OK
 
 
-@fast
+@released
 def last_acceleration(rows, i, x, u_before):
     """The u at the last gridpoint: u_before (the last segment's) where it is allowed there, else
     the nearest allowed one."""
@@ -278,7 +278,7 @@ def last_acceleration(rows, i, x, u_before):
     return min(max(u_before, L), U)
 
 
-@fast
+@released
 def time_optimal(rows, xrange, ds, x_start, x_end, K, x, u, brake, active, info):
     """Both passes: K[N] = {x_end} (which gridpoint N must allow), the controllable sets, then
     x_start checked against K_0 and the greedy profile. Returns a status; info: (gridpoint,
@@ -303,7 +303,7 @@ def time_optimal(rows, xrange, ds, x_start, x_end, K, x, u, brake, active, info)
 NO_LIMIT, EFFORT, ACCELERATION, VELOCITY = 0, 1, 2, 3
 
 
-@fast
+@released
 def assemble(ds, x, u, u_end, K, a, b, c, dq, ddq, vmax, row_kind, row_joint, brake, active,
              sd, t, v, acc, tau, kind, joint):
     """The timed path from the profile: sd = sqrt(x), t from dt_i = 2 ds_i / (sd_i + sd_i+1)

@@ -47,7 +47,8 @@ class Part:
 
     Parts talk through the node: node.lock, node.config, node.law, node.state (the measured state),
     node.stats (the period's counters), and `Shared`'s node.reject / throttled / once / warn, node.serve
-    (a guarded service), node.refuse; node.after_message (what to run on the joint_states thread once
+    (a service on the configuration of its request), node.heavy / node.work (a heavy request, off the
+    callback threads: ros/work.py), node.refuse; node.after_message (what to run on the joint_states thread once
     the lock is released)."""
 
     on_state = None
@@ -140,15 +141,20 @@ class Shared:
         if executor is not None:
             executor.wake()
 
-    def serve(self, kind, name, handler, **kwargs):
-        """Service ~/name: handler(model, request, response) runs under the lock; any error, or a
-        result that is not finite, becomes success=false with a message naming it."""
+    def serve(self, kind, name, handler, with_config=False, **kwargs):
+        """Service ~/name: handler(model, request, response) (with_config: handler(config, ...)) on the
+        configuration served when the request came, read under the lock; the handler computes with the
+        lock released, with the main executor thread's own rd.Data of the model (rd's data=None: the
+        joint_states thread and the heavy worker have theirs), so a request never delays joint_states
+        by more than the GIL does. Any error, or a result that is not finite, becomes success=false with
+        a message naming it."""
         def serve(request, response):
             try:
                 with self.lock:
-                    if self.config is None:
-                        raise ValueError(self.no_model())
-                    handler(self.config.model, request, response)
+                    config = self.config
+                if config is None:
+                    raise ValueError(self.no_model())
+                handler(config if with_config else config.model, request, response)
                 check_response_finite(response)
                 response.success, response.message = True, "ok"
             except Exception as exc:
@@ -175,6 +181,10 @@ class TorqueTopics:
 
     def configure(self, config):
         self.state.name = config.joints
+
+    def subscribed(self):
+        """Anyone subscribes to either topic."""
+        return bool(self.pub_state.get_subscription_count() or self.pub_command.get_subscription_count())
 
     def publish(self, config, tau, stamp):
         """tau (model v order) to both topics; nothing is published if a torque is not finite (a finite
@@ -207,9 +217,10 @@ class Held:
     @staticmethod
     def feedforward(config, state, reference, feedback):
         """The computed torque for the reference (q_d, v_d, a_d) from the measured state; the gains
-        act only with feedback (every joint measured)."""
+        act only with feedback (every joint measured). On config.feedforward_model: without g(q) when
+        the drives compensate gravity (parameter drive_compensates_gravity)."""
         q_d, v_d, a_d = reference
-        return computed_torque(config.model, state.q, state.v, q_d, v_d, a_d, config.kp if feedback else 0.0,
+        return computed_torque(config.feedforward_model, state.q, state.v, q_d, v_d, a_d, config.kp if feedback else 0.0,
                                config.kd if feedback else 0.0, config.evaluate_at)
 
     @staticmethod

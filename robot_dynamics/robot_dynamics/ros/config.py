@@ -99,13 +99,20 @@ def build_config(params, description, load_cache, identified=None):
     return config
 
 
+def link_names(model):
+    """The model's links (its frames without the joints' frames), in model order."""
+    joints = model.joint_frames
+    return [name for name, frame in model.frames.items()
+            if not name.startswith("joint:") and joints.get(name) is not frame]
+
+
 def _add_payload(model, params):
     """The payload's inertia added to the body of payload.link (tip_link if empty). The link is
     checked even without a payload, so that a wrong name is refused when it is set."""
     mass, link = params["payload.mass"], params["payload.link"]
     if link and link not in model.frames:
         raise ParameterError("payload.link", f"parameter payload.link: no link {link!r} in the model; "
-                                             f"its links are {model.frame_names}")
+                                             f"its links are {link_names(model)}")
     if mass == 0.0:
         return
     link = link or params["tip_link"]

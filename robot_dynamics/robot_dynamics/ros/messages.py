@@ -2,11 +2,73 @@
 Python on the messages' fields (no rclpy): tested without DDS."""
 import array
 import math
+from collections import Counter
 
 import numpy as np
 
 from .. import dynamics as rd
 from ..model import REFERENCES
+
+
+#: the largest magnitude of a number in a request (rad, m, rad/s, N m, ...): beyond it the request is
+#: refused naming its field (the library's own limit, 1e50, would name the library's argument instead)
+MAGNITUDE = 1e9
+#: characters of a request's string quoted back in an error (the rest is counted, not echoed)
+QUOTE = 64
+
+
+def quoted(text):
+    """repr of a request's string, at most QUOTE characters of it."""
+    text = str(text)
+    if len(text) <= QUOTE:
+        return repr(text)
+    return f"{text[:QUOTE]!r}... ({len(text)} characters)"
+
+
+def quoted_list(names, most=8):
+    """A list of a request's strings for an error: the first `most`, each quoted()."""
+    names = list(names)
+    shown = ", ".join(quoted(n) for n in names[:most])
+    return f"[{shown}{f', ... ({len(names)} in all)' if len(names) > most else ''}]"
+
+
+def at_most(count, limit, field):
+    """ValueError naming the field if a request's list or number exceeds its limit."""
+    if count > limit:
+        raise ValueError(f"{field} has {count} entries: at most {limit}")
+
+
+def bounded(x, field, names=None):
+    """x (an array) with no NaN or inf and nothing beyond MAGNITUDE; else ValueError naming the field
+    (and the joint, `names` given per column)."""
+    x = np.asarray(x, dtype=float)
+    bad = np.flatnonzero(~(np.abs(x) <= MAGNITUDE).reshape(-1))
+    if len(bad):
+        joint = names[bad[0] % len(names)] if names is not None and len(names) else None
+        raise ValueError(f"{field} contains {magnitude_problem(x.reshape(-1)[bad[0]], joint)}")
+    return x
+
+
+def magnitude_problem(value, joint=None, limit=MAGNITUDE):
+    """What is wrong with a number beyond `limit` or not finite, for '<field> contains ...'."""
+    where = f" (joint {joint!r})" if joint is not None else ""
+    if not np.isfinite(value):
+        return f"NaN or inf{where}"
+    return f"{value:g}{where}: too large (at most {limit:g} in magnitude)"
+
+
+def frame_of(model, name, field):
+    """model.frame(name) for a request's field; the error quotes the name at most QUOTE characters long."""
+    try:
+        return model.frame(name)
+    except KeyError:
+        raise ValueError(f"{field}: unknown frame {quoted(name)}; the model has frames "
+                         f"{', '.join(model.frame_names)}") from None
+
+
+def duplicates(names):
+    """The names that come more than once, sorted (linear in the names)."""
+    return sorted(name for name, count in Counter(names).items() if count > 1)
 
 
 def error_text(exc):
@@ -15,10 +77,8 @@ def error_text(exc):
 
 
 def finite(values, what):
-    x = np.array(values, dtype=float)
-    if not np.all(np.isfinite(x)):
-        raise ValueError(f"{what} contains NaN or inf")
-    return x
+    """values as a float array: finite and within MAGNITUDE, else ValueError naming `what`."""
+    return bounded(np.array(values, dtype=float), what)
 
 
 def twist(msg):
@@ -58,12 +118,11 @@ def root_coordinates(model, pose, what="base_pose"):
 def check_names(names, model, what, complete=True, optional=None):
     """Duplicate, unknown and (if complete) missing joint names, each named in the error; optional: a
     mask over the model's joints that may be missing (a closed chain's loop joints)."""
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise ValueError(f"{what}: duplicate joint names {dup}")
     unknown = [n for n in names if n not in model.joint_index]
     if unknown:
-        raise ValueError(f"{what}: unknown joints {unknown}; the model's joints are {model.joint_names}")
+        raise ValueError(f"{what}: unknown joints {quoted_list(unknown)}; the model's joints are {model.joint_names}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{what}: duplicate joint names {duplicates(names)}")
     missing = [n for k, n in enumerate(model.joint_names)
                if n not in names and (optional is None or not optional[k])] if complete else []
     if missing:
@@ -90,10 +149,7 @@ class RequestState:
             return np.zeros(len(self.names))
         if len(x) != len(self.names):
             raise ValueError(f"{field} has {len(x)} values for {len(self.names)} joints")
-        bad = np.flatnonzero(~np.isfinite(x))
-        if len(bad):
-            raise ValueError(f"{field} contains NaN or inf (joint {self.names[bad[0]]!r})")
-        return x
+        return bounded(x, field, self.names)
 
     def q(self, positions, pose=None):
         q = rd.neutral(self.model)
@@ -125,12 +181,13 @@ class RequestState:
 def external_wrenches(model, link_wrenches):
     """LinkWrench[] -> {frame: (wrench, reference)}, every link and reference checked."""
     out = {}
+    at_most(len(link_wrenches), len(model.frame_names), "external_wrenches")
     for lw in link_wrenches:
-        model.frame(lw.link)
+        frame_of(model, lw.link, "external_wrenches")
         reference = lw.reference or "local_world_aligned"
         if reference not in REFERENCES:
             raise ValueError(f"external wrench on {lw.link!r}: reference must be one of "
-                             f"{', '.join(REFERENCES)}, got {lw.reference!r}")
+                             f"{', '.join(REFERENCES)}, got {quoted(lw.reference)}")
         if lw.link in out:
             raise ValueError(f"external_wrenches names link {lw.link!r} twice; give one wrench per link")
         out[lw.link] = (finite(twist(lw.wrench), f"external wrench on {lw.link!r}"), reference)

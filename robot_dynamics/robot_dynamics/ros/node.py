@@ -15,6 +15,8 @@ leaves the node as a success: inputs are checked, and so is every published or r
 import threading
 import time
 
+import numpy as np
+
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -38,11 +40,24 @@ HEAVY_CAPACITY = 2
 PARTS = tuple(kind for feature in FEATURES for kind in feature.parts())
 
 
+def unchanged(new, old, changes):
+    """The changed parameters have the values in use (as used: checked, numbers as floats)."""
+    def same(a, b):
+        if isinstance(a, str) or isinstance(b, str):
+            return a == b
+        try:
+            return bool(np.array_equal(a, b))
+        except (TypeError, ValueError):
+            return False
+    return all(same(new[p.name], old[p.name]) for p in changes)
+
+
 class DynamicsNode(Shared, Node):
     """The node; joint_states arrives on a helper node (`joint_states_node`), spun by main() on a thread
     of its own. `lock` guards what the threads share: the configuration, the measured state, the parts'
-    state, the counters, the output messages, and every dynamics computation (single-state calls of
-    this thread share its rd.Data of the model). Nothing is logged while it is held. interrupted: a
+    state, the counters, the output messages (the joint_states path computes under it); the services
+    read the configuration under it and compute outside, each thread with its own rd.Data of the model
+    (the joint_states thread, the main executor, the heavy worker `work`: ros/work.py). Nothing is logged while it is held. interrupted: a
     callable, true once the process was asked to stop (checked between warm-up calls). StartupError if a
     parameter or the URDF given as a parameter is invalid at start-up (the message names it)."""
 
@@ -140,6 +155,9 @@ class DynamicsNode(Shared, Node):
             return SetParametersResult(successful=True)
         try:
             params = self.params(known)
+            if self.config is not None and unchanged(params, self.params(), known):
+                self._pending = None    # the values in use, set again (`ros2 param load` of a dump): nothing to rebuild
+                return SetParametersResult(successful=True)
             description = self.description(params)
             if description is None:
                 if self.config is not None:

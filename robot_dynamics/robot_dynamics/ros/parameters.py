@@ -186,6 +186,10 @@ SHARED = {
         "principal moments I1 + I2 >= I3)", _payload_inertia),
     "payload.link": ParameterSpec("", "link carrying the payload (empty: tip_link)",
                                   "a link name of the model (a string)", a_string),
+    "drive_compensates_gravity": ParameterSpec(
+        False, "the drives add g(q) themselves (UR, Franka): the feedforward outputs and the efforts of timed "
+               "trajectories leave it out (~/gravity_torques unchanged; torque limits still apply to the full "
+               "torque)", "true or false", a_boolean),
 }
 #: what a YAML null becomes, a string: `ros2 param dump` writes a parameter that is not set (an empty
 #: list in a parameter file arrives so) as `null`; rcl's parameter file reader passes it on as written,

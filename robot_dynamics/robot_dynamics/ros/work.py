@@ -16,12 +16,15 @@ second warm-up, no second copy of numba's compiled code in memory), with its own
 heavy handler makes its own buffers). The kernels it spends its time in release the GIL (numba
 `nogil`), so the joint_states thread runs beside it on the other core; Python between kernels takes
 the GIL for at most the switch interval (`SWITCH_INTERVAL`) before joint_states gets it. Memory is
-bounded by each service's limits on its request times `capacity` + 1 (the one running).
+bounded by each service's limits on its request times `capacity`, and given back after each request
+(malloc_trim).
 
 The queue holds at most `capacity` requests accepted and not finished, the running one included;
 beyond that `submit` raises Busy naming the label, the queue and its limit, at once (a client is
 told, not kept waiting). One worker: on two cores, one core stays for joint_states and the
 executors, and two heavy requests at once would only take turns on the other."""
+import ctypes
+import ctypes.util
 import sys
 import threading
 from collections import deque
@@ -30,6 +33,20 @@ from concurrent.futures import Future
 #: the interpreter's switch interval (s) while a HeavyWork exists: a thread waiting for the GIL asks
 #: the one holding it to drop it after this long (Python's default is 5 ms)
 SWITCH_INTERVAL = 0.001
+
+
+def _trim():
+    """glibc's malloc_trim(0), or a no-op elsewhere: memory a heavy request freed goes back to the system
+    (glibc raises its mmap threshold after a large array is freed, so the next ones come from the heap,
+    which it keeps: 100 MB held after a fuzz of the largest requests without it)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.malloc_trim
+    except (OSError, AttributeError):
+        return lambda _: 0
+
+
+malloc_trim = _trim()
 
 
 class Busy(RuntimeError):
@@ -112,6 +129,7 @@ class HeavyWork:
                 future.set_result(result)
             finally:
                 del fn, args
+                malloc_trim(0)
                 with self._cv:
                     self._running = None
 

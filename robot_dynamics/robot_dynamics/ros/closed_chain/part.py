@@ -31,7 +31,8 @@ class ClosedChain(Part):
         self.fixed = None           # mask over q: what assembly keeps (all but the assembled joints)
         self.seen_changes = -1      # state.seen_changes the three above were made for
         self.failures = 0           # messages whose joints could not be assembled, this period
-        node.serve(srv.ConstrainedInverseDynamics, "constrained_inverse_dynamics", self.constrained_inverse_dynamics)
+        node.serve(srv.ConstrainedInverseDynamics, "constrained_inverse_dynamics", self.constrained_inverse_dynamics,
+                   with_config=True)
 
     @staticmethod
     def warm(config):
@@ -157,8 +158,8 @@ class ClosedChain(Part):
         """Nothing more goes out with the gravity torques."""
 
     # --- ~/constrained_inverse_dynamics ----------------------------------------------------------------
-    def constrained_inverse_dynamics(self, model, request, response):
-        """Run by node.serve, lock held."""
-        config = self.node.config
-        constrained_inverse.constrained_inverse_dynamics(model, request, response, config.contacts, config.loops,
+    @staticmethod
+    def constrained_inverse_dynamics(config, request, response):
+        """Run by node.serve on the configuration of the request."""
+        constrained_inverse.constrained_inverse_dynamics(config.model, request, response, config.contacts, config.loops,
                                                          LinkWrench)

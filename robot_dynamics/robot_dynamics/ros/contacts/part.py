@@ -23,10 +23,11 @@ class Standing(Part):
 
     def __init__(self, node):
         super().__init__(node)
-        self.pub, self.msg = publisher(node, ContactForces, "~/contact_forces"), ContactForces()
+        self.pub, self.msg = None, ContactForces()     # ~/contact_forces exists only while contacts are set
         self.msg_contacts = None     # the contacts the message's wrenches were made for
         self.forces = None           # the forces of the last gravity torques
-        node.serve(srv.ConstrainedForwardDynamics, "constrained_forward_dynamics", self.constrained_forward_dynamics)
+        node.serve(srv.ConstrainedForwardDynamics, "constrained_forward_dynamics", self.constrained_forward_dynamics,
+                   with_config=True)
 
     @staticmethod
     def warm(config):
@@ -50,6 +51,15 @@ class Standing(Part):
     def law(self, config):
         return self if config.contacts is not None else None
 
+    def announce(self, config, keep):
+        """~/contact_forces made when contacts are set, removed when they are not (lock released)."""
+        node = self.node
+        if config.contacts is not None and self.pub is None:
+            self.pub = publisher(node, ContactForces, "~/contact_forces")
+        elif config.contacts is None and self.pub is not None:
+            pub, self.pub = self.pub, None
+            node.destroy_publisher(pub)
+
     # --- the law ---------------------------------------------------------------------------------------
     def gravity(self, config, q):
         """Contact-consistent gravity torques at rest; their forces kept for `published`."""
@@ -70,7 +80,8 @@ class Standing(Part):
 
     def published(self, config, stamp):
         """~/contact_forces with the forces of the gravity torques just published (to subscribers)."""
-        if not self.pub.get_subscription_count():
+        pub = self.pub
+        if pub is None or not pub.get_subscription_count():
             return
         msg, spec = self.msg, config.contacts
         if self.msg_contacts is not spec:     # a new configuration: new wrenches
@@ -78,9 +89,10 @@ class Standing(Part):
             self.msg_contacts = spec
         msg.header.stamp = stamp
         fill_wrenches(msg.wrenches, spec.frames, spec.sizes, self.forces)
-        self.pub.publish(msg)
+        pub.publish(msg)
 
     # --- ~/constrained_forward_dynamics ----------------------------------------------------------------
-    def constrained_forward_dynamics(self, model, request, response):
-        """Run by node.serve, lock held."""
-        contacts.constrained_forward_dynamics(model, request, response, self.node.config.contacts, LinkWrench)
+    @staticmethod
+    def constrained_forward_dynamics(config, request, response):
+        """Run by node.serve on the configuration of the request."""
+        contacts.constrained_forward_dynamics(config.model, request, response, config.contacts, LinkWrench)

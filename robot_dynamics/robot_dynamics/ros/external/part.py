@@ -69,6 +69,8 @@ class ExternalTorquesOutput(Part):
                 observer.stats["skipped"] += 1
                 return node.reject(notice[1])
             self.why_not = notice[1]
+            if notice[0] in ("no efforts", "no velocities") and not self.subscribed():
+                return None     # said on /diagnostics; logged once someone wants what needs the efforts
             return node.once(notice)
         if not observer.running:
             return None
@@ -98,6 +100,11 @@ class ExternalTorquesOutput(Part):
             self.msg_c.contact, self.msg_c.joint_names = observer.contact, observer.contact_joints
             self.pub_c.publish(self.msg_c)
         return notice
+
+    def subscribed(self):
+        """Anyone subscribes to an output of the observer."""
+        return bool(self.pub_r.get_subscription_count() or self.pub_w.get_subscription_count()
+                    or self.pub_c.get_subscription_count())
 
     def status(self):
         config = self.node.config

@@ -97,16 +97,10 @@ def check(config, goal, now, held_q, options, tolerances):
     optional = np.ones(len(config.model.joint_names), bool)      # the joints not named are held
     cols = Columns(config, names, "trajectory", optional)
     try:
-        times, positions, velocities, accelerations = cols.points(points, held_q)
+        times, positions, velocities, accelerations = cols.points(points, held_q, magnitude=MAX_MAGNITUDE)
     except ValueError as exc:
         raise GoalError(INVALID_GOAL, str(exc)) from None
     _efforts(points, len(names))
-    for field, x in (("positions", positions), ("velocities", velocities), ("accelerations", accelerations)):
-        big = [] if x is None else np.argwhere(np.abs(cols.out(x)) > MAX_MAGNITUDE)
-        if len(big):
-            k, j = big[0]
-            raise GoalError(INVALID_GOAL, f"trajectory.points[{k}].{field}: joint {names[j]!r} at {cols.out(x)[k, j]:g}, "
-                                          f"beyond the {MAX_MAGNITUDE:g} in magnitude taken")
     if velocities is not None and not options.allow_nonzero_velocity_at_trajectory_end:
         last = np.abs(cols.out(velocities[-1]))
         moving = np.flatnonzero(last > AT_REST)

@@ -14,10 +14,11 @@ import numpy as np
 from ... import dynamics as rd
 from ... import lie
 from ...model import unit_quaternion
-from ..messages import check_names, finite, is_default_pose, root_coordinates, root_link
+from ..messages import (at_most, bounded, check_names, finite, frame_of, is_default_pose, quoted, root_coordinates,
+                        root_link)
 
-#: the bounds of the request's limits (the solve runs on the node's main thread: a call of the
-#: bounds' size takes seconds on a humanoid; the defaults are 100 and 30)
+#: the bounds of the request's limits (a call of the bounds' size takes seconds on a humanoid: it runs on
+#: the node's heavy-request worker, ros/work.py; the defaults are 100 and 30)
 MAX_ITERATIONS, MAX_RESTARTS = 10000, 1000
 PARAMETERS = {}
 
@@ -32,9 +33,11 @@ def solve(model, measured_q, world_frame, request, response, data=None):
     `request` from the measured configuration `measured_q` (model order, not modified); world_frame:
     the frame_id of the last ~/base_pose ("" if none); data: the caller's buffers (rd.Data of the
     model), None: the thread's. True if converged."""
+    frame_of(model, request.frame, "frame")
     names, iq = _joints(model, request.joint_names)
     q0 = _seed(model, measured_q, request, names, iq)
     target = _target(model, request, world_frame, data)
+    at_most(len(request.weights), 6, "weights")
     weights = finite(request.weights, "weights") if len(request.weights) else None
     tolerance = float(request.tolerance)
     if not (math.isfinite(tolerance) and tolerance >= 0):
@@ -81,10 +84,7 @@ def _seed(model, measured_q, request, names, iq):
     if len(given) != count:
         raise ValueError(f"seed_positions has {len(given)} values for {count} joints "
                          f"({'joint_names' if request.joint_names else 'the model joints, joint_names being empty'})")
-    bad = np.flatnonzero(~np.isfinite(given))
-    if len(bad):
-        raise ValueError(f"seed_positions contains NaN or inf (joint {names[bad[0]]!r})")
-    q0[iq[:count]] = given
+    q0[iq[:count]] = bounded(given, "seed_positions", names[:count])
     root = model.root_joint
     if root is not None and not is_default_pose(request.seed_base_pose):
         q0[:root.nq] = root_coordinates(model, request.seed_base_pose, "seed_base_pose")
@@ -110,7 +110,7 @@ def _target(model, request, world_frame, data=None):
         fixed = world_fixed_frames(model)
         if frame_id not in fixed:
             world = f"empty, or the last ~/base_pose's {world_frame!r}" if world_frame else "empty (the world)"
-            raise ValueError(f"target.header.frame_id {frame_id!r} is not accepted: it must be {world}, or a frame "
+            raise ValueError(f"target.header.frame_id {quoted(frame_id)} is not accepted: it must be {world}, or a frame "
                              f"of the model that no joint moves ({', '.join(fixed) or 'this model has none'})")
         T = rd.frame_placement(model, rd.neutral(model), frame_id, data=data) @ T
     return T[:3, 3].copy() if request.position_only else T

@@ -1,10 +1,12 @@
 """~/inverse_kinematics (InverseKinematics.srv): rd.inverse_kinematics of one frame from the measured
 state or a given seed (inverse_kinematics/__init__.py has the request's rules).
 
-The solve runs with buffers of its own (an rd.Data of the configuration's model), with the node's lock
-released: an unreachable target tried from 30 random configurations takes milliseconds (tens on a
-humanoid), and joint_states is not held up for it (the lock is held to read the configuration and the
-measured state only). Unlike the other services, a finite answer that did not converge goes back with
+The solve is a heavy request: it runs on the node's heavy worker (ros/work.py: refused at once, naming
+the queue, when it is full) with buffers of its own (an rd.Data of the configuration's model), the
+node's lock released: an unreachable target tried from 30 random configurations takes milliseconds
+(tens on a humanoid; the bounds, 1000 restarts of 10000 iterations, seconds), and neither joint_states
+nor the other services wait for it (the lock is held to read the configuration and the measured state
+only). Unlike the other services, a finite answer that did not converge goes back with
 its configuration, error and reason, and success=false."""
 import numpy as np
 from geometry_msgs.msg import PoseStamped
@@ -21,7 +23,7 @@ class InverseKinematicsService(Part):
     def __init__(self, node):
         super().__init__(node)
         self.data = self.model = None         # the solver's buffers, and the model they are for
-        node.create_service(InverseKinematics, "~/inverse_kinematics", self.serve)
+        node.create_service(InverseKinematics, "~/inverse_kinematics", self.serve, callback_group=node.heavy_group)
 
     @staticmethod
     def warm(config):
@@ -55,7 +57,7 @@ class InverseKinematicsService(Part):
     def configure(self, config, keep):
         self.model = self.model_of = None     # copied on the first request
 
-    def serve(self, request, response):
+    async def serve(self, request, response):
         """The service's callback (main executor): the answer, or success=false and why."""
         node = self.node
         try:
@@ -66,7 +68,8 @@ class InverseKinematicsService(Part):
                 if self.model is not config.model:
                     self.data, self.model = rd.Data(config.model), config.model
                 model, data, measured, world = self.model, self.data, node.state.q.copy(), node.state.base_frame
-            converged = kinematics.solve(model, measured, world, request, response, data)
+            converged = await node.heavy("~/inverse_kinematics", kinematics.solve, model, measured, world, request,
+                                         response, data)
         except Exception as exc:
             return node.refuse(response, exc, "inverse_kinematics")
         response.success = converged

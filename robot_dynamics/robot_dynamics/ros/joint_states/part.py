@@ -47,7 +47,7 @@ class JointStatesInput(Part):
             parameter_overrides=[Parameter("start_type_description_service", value=False)])
         self.helper_parameters = HelperParameters(self.helper, node)
         self.helper.create_subscription(JointState, topic, self.on_joint_states, qos)
-        node.create_subscription(PoseStamped, "~/base_pose", self.on_base_pose, qos_profile_sensor_data)
+        self.base_pose = None       # ~/base_pose exists only while the model has a floating or planar root
         self.last_message = None    # time.perf_counter() of the last joint_states message
         self.foreign = None         # the JointStateMap of the last message naming no model joint
         self.period_start = time.perf_counter()
@@ -60,6 +60,13 @@ class JointStatesInput(Part):
             node.state, self.foreign = MeasuredState(config.model), None
 
     def announce(self, config, keep):
+        node = self.node
+        if config.model.root_joint is not None and self.base_pose is None:
+            self.base_pose = node.create_subscription(PoseStamped, "~/base_pose", self.on_base_pose,
+                                                      qos_profile_sensor_data)
+        elif config.model.root_joint is None and self.base_pose is not None:
+            subscription, self.base_pose = self.base_pose, None
+            node.destroy_subscription(subscription)
         notice = unmeasured_notice(config)
         if notice and not keep:
             self.node.get_logger().warning(notice)
@@ -150,7 +157,8 @@ class JointStatesInput(Part):
         """'' or what is stale: no joint_states, or some model joints not heard, for joint_states_timeout."""
         timeout = self.node.config.joint_states_timeout
         if self.last_message is not None and now - self.last_message > timeout:
-            return f"no joint_states for {now - self.last_message:.3g} s (joint_states_timeout {timeout:g} s)"
+            return (f"no joint_states for {now - self.last_message:.3g} s (joint_states_timeout {timeout:g} s): nothing "
+                    "is published until they come again")
         state = self.node.state
         heard = np.full(len(state.model.joint_names), -math.inf)
         for jmap in state.maps.values():
@@ -160,7 +168,7 @@ class JointStatesInput(Part):
             return ""
         names = [state.model.joint_names[j] for j in old]
         return (f"joints {names} not heard for {now - heard[old].max():.3g} s (joint_states_timeout {timeout:g} s): "
-                "their last values are used")
+                "the outputs go on from their last values with each message of the other joints")
 
     def close(self):
         self.helper.destroy_node()

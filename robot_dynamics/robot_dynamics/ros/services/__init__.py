@@ -7,7 +7,8 @@ import array
 import numpy as np
 
 from ... import dynamics as rd
-from ..messages import RequestState, external_wrenches, finite, twist
+from ...model import REFERENCES
+from ..messages import RequestState, external_wrenches, finite, frame_of, quoted, twist
 
 PARAMETERS = {}
 
@@ -60,6 +61,9 @@ def wrench_to_joint_torques(model, req, res):
     """J^T F for a wrench at a frame, with the Jacobian's columns of the requested joints."""
     rs = RequestState(model, req.joint_names)
     reference = req.reference or "local_world_aligned"
+    frame_of(model, req.frame, "frame")
+    if reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {', '.join(REFERENCES)}, got {quoted(req.reference)}")
     q = rs.q(req.positions, req.base_pose)
     J = rd.frame_jacobian(model, q, req.frame, reference)[:, rs.iv]
     tau = J.T @ finite(twist(req.wrench), "wrench")

@@ -11,13 +11,19 @@ named. A model joint that is neither output nor named stays where it was measure
 position before any joint_states), at rest. Multi-coordinate joints (a floating or planar root) are
 not part of a trajectory: the feedforward takes them as measured, at rest.
 """
+import copy
+
 import numpy as np
 
 from ... import dynamics as rd
 from ...control import EVALUATE_AT
-from ..parameters import ParameterSpec, floats, non_negative, one_of, per_entry
+from ..messages import MAGNITUDE, at_most, duplicates, magnitude_problem, quoted_list
+from ..parameters import ParameterError, ParameterSpec, floats, non_negative, one_of, per_entry
 
 NS = 1_000_000_000
+#: the most points a trajectory message may have (~/reference, ~/check_trajectory; the waypoints of
+#: ~/time_parameterize are bounded by its gridpoints)
+MAX_POINTS = 10_000
 
 PARAMETERS = {
     "feedforward.evaluate_at": ParameterSpec(
@@ -34,13 +40,26 @@ PARAMETERS = {
 
 def settings(params, config):
     """The computed-torque gains kp, kd (per model v, zero on the multi-coordinate joints), feedback (any
-    gain not zero: the feedforward needs the measured state) and evaluate_at."""
+    gain not zero: the feedforward needs the measured state) and evaluate_at; drive_compensates_gravity
+    and feedforward_model, the model the feedforward and the efforts of timed trajectories are computed
+    on: the model itself, or with drive_compensates_gravity a copy without gravity (M qdd + C qd in one
+    inverse dynamics: tau - g(q), g taken where the computed torque is evaluated)."""
     model, gains = config.model, {}
+    compensated = params["drive_compensates_gravity"]
+    if compensated and (config.contacts is not None or config.loops is not None):
+        raise ParameterError("drive_compensates_gravity", "parameter drive_compensates_gravity is for drives that "
+                             "hold an arm's g(q) themselves: with contacts or loops the torques that hold the robot "
+                             "are not g(q) (set it to false, or remove contacts.* / loops)")
+    feedforward_model = model
+    if compensated:
+        feedforward_model = copy.deepcopy(model)
+        feedforward_model.gravity = [0.0, 0.0, 0.0]
     for name in ("feedforward.kp", "feedforward.kd"):
         gains[name] = np.zeros(model.nv)
         gains[name][config.out_v] = per_entry(params[name], len(config.joints), name, "`joints` entry")
     kp, kd = gains["feedforward.kp"], gains["feedforward.kd"]
-    return {"kp": kp, "kd": kd, "feedback": bool(kp.any() or kd.any()), "evaluate_at": params["feedforward.evaluate_at"]}
+    return {"kp": kp, "kd": kd, "feedback": bool(kp.any() or kd.any()), "evaluate_at": params["feedforward.evaluate_at"],
+            "drive_compensates_gravity": compensated, "feedforward_model": feedforward_model}
 
 
 def parts():
@@ -150,11 +169,12 @@ class Columns:
         self.what = what
         if not names:
             raise ValueError(f"{what}.joint_names is empty: name the joints (at least {config.joints})")
-        if len(set(names)) != len(names):
-            raise ValueError(f"{what}.joint_names: duplicate joint names {sorted({n for n in names if names.count(n) > 1})}")
         unknown = [n for n in names if n not in model.joint_index]
         if unknown:
-            raise ValueError(f"{what}.joint_names: unknown joints {unknown}; the model's joints are {model.joint_names}")
+            raise ValueError(f"{what}.joint_names: unknown joints {quoted_list(unknown)}; the model's joints are "
+                             f"{model.joint_names}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"{what}.joint_names: duplicate joint names {duplicates(names)}")
         missing = [n for n in config.joints if n not in names and n in model.joint_index
                    and (optional is None or not optional[model.joint_index[n]])]
         if missing:
@@ -165,13 +185,15 @@ class Columns:
         self.count = len(model.joint_names)
         self.qo, self.vo = model.joint_offset
 
-    def points(self, points, held_q):
+    def points(self, points, held_q, most=MAX_POINTS, magnitude=MAGNITUDE):
         """times (M,) from time_from_start and positions, velocities, accelerations (M, model joints)
         (velocities / accelerations None where no point has them); columns not named: held_q's
-        position, at rest. ValueError naming the point and the field."""
+        position, at rest. At most `most` points, each number within `magnitude`. ValueError naming the
+        point and the field."""
         what, n = self.what, len(self.names)
         if not len(points):
             raise ValueError(f"{what} has no points")
+        at_most(len(points), most, f"{what}.points")
         times = np.array([seconds(p.time_from_start) for p in points])
         fields = {}
         for field in ("positions", "velocities", "accelerations"):
@@ -186,10 +208,11 @@ class Columns:
                 raise ValueError(f"{what}.points[{k}].{field} has {sizes[k]} values for {n} joint_names ({field}: "
                                  f"{given})")
             x = np.array([getattr(p, field) for p in points], dtype=float)
-            bad = np.argwhere(~np.isfinite(x))
+            bad = np.argwhere(~(np.abs(x) <= magnitude))
             if len(bad):
                 k, j = bad[0]
-                raise ValueError(f"{what}.points[{k}].{field} contains NaN or inf (joint {self.names[j]!r})")
+                raise ValueError(f"{what}.points[{k}].{field} contains "
+                                 f"{magnitude_problem(x[k, j], self.names[j], magnitude)}")
             full = np.zeros((len(points), self.count))
             if field == "positions":
                 full[:] = held_q[self.qo:]

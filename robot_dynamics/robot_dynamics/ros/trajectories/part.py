@@ -5,6 +5,9 @@ each joint_states message's stamp.
 
   - header.stamp zero: the trajectory starts when it arrives (the node's clock: sim time with
     use_sim_time); else at that time. Points at start + time_from_start.
+  - sampled at each joint_states message's stamp; a message stamped zero (`ros2 topic pub`, a driver
+    that does not stamp) at the node's clock instead, as joint_trajectory_controller samples at the
+    controller's time: said once in the log, and on /diagnostics while it lasts.
   - interpolation by the fields present (robot_dynamics.Trajectory, as the controller's `spline`):
     linear with positions only, cubic with velocities, quintic with accelerations too; before the
     first point the first point, at rest; after the last the last point, at rest.
@@ -12,11 +15,14 @@ each joint_states message's stamp.
   - a trajectory that arrives while none serves serves at once (before its start: its first point, at
     rest); one that arrives while another serves replaces it from its start time (the old one serves
     the messages stamped before it).
-  - an empty trajectory cancels: from then on the feedforward is the gravity torques of the measured
-    state (the law's: the arm held where it is; with friction.compensate, plus the friction at rest:
-    its offset), said once in the log, until the next trajectory.
+  - without a trajectory (before the first, and after an empty trajectory cancels) the feedforward is
+    the gravity torques of the measured state (the law's: the arm held where it is, as at the end of a
+    trajectory; with friction.compensate, plus the friction at rest: its offset; zero with
+    drive_compensates_gravity, the drives holding it), published only while someone subscribes; a
+    cancel is said once in the log.
   - friction.compensate (friction/): the model's friction at the reference's velocity (the measured one
     with feedforward.evaluate_at 'measured') added to the computed torque.
+  - drive_compensates_gravity: the feedforward without g(q) (computed on config.feedforward_model).
   - a refused trajectory changes nothing: the previous one serves on; the reason is logged and on
     /diagnostics ("last error" of "dynamics", and the status "reference").
 
@@ -30,11 +36,13 @@ state, which may be old, never carries a new message's stamp. Otherwise the next
 ~/time_parameterize and ~/check_trajectory (services.py): waypoints -> the torque-limited
 time-optimal trajectory, and a timed trajectory -> the torques it needs against the limits.
 
-Unlike the other services, these run outside the node's lock: a request takes the lock only to read
-the configuration and the measured state, then computes with buffers of its own (an rd.Data made
-once per configuration), so that a long request (1000 gridpoints, thousands of points)
-never holds up the joint_states path beyond what the GIL does. Errors, and results that are not
-finite, become success=false with the message, as node.serve does."""
+Both are heavy requests (their work grows with gridpoints, points and samples, each bounded: the
+.srv files state the limits): a request takes the lock only to read the configuration and the
+measured state, then runs on the node's heavy worker (ros/work.py; refused at once, naming the
+queue, when it is full) with buffers of its own (an rd.Data made once per configuration: one worker,
+so one user at a time), so that the joint_states path and the other services are not held up; the
+kernels it spends its time in release the GIL. Errors, and results that are not finite, become
+success=false with the message, as node.serve does."""
 import numpy as np
 from robot_dynamics_interfaces import srv
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -56,6 +64,7 @@ class ReferenceFeedforward(Part):
         self.refused = ""           # why the last refused trajectory was refused
         self.base = 0               # q coordinates of multi-coordinate joints (taken as measured)
         self.on_state = None
+        self.clock_sampled = False  # the last message answered was stamped zero: sampled at the node's clock
         node.create_subscription(JointTrajectory, "~/reference", self.on_reference, 1)   # only the latest counts
 
     @staticmethod
@@ -75,6 +84,7 @@ class ReferenceFeedforward(Part):
 
     def configure(self, config, keep):
         self.out.configure(config)
+        self.zero = np.zeros(config.model.nv)
         self.current_law = self.node.law
         self.base = config.model.joint_offset[0]
         if not keep:
@@ -84,8 +94,7 @@ class ReferenceFeedforward(Part):
     def _step(self):
         """on_state for what is served now (lock held): the trajectory, gravity only, or nothing."""
         schedule = self.schedule
-        self.on_state = (self._follow if schedule.following is not None else
-                         self._gravity_only if schedule.cancelled else None)
+        self.on_state = self._follow if schedule.following is not None else self._gravity_only
 
     def _restep(self):
         """_step, and the node's joint_states steps again if they change (lock held)."""
@@ -94,23 +103,31 @@ class ReferenceFeedforward(Part):
         if self.on_state != was:
             self.node.restep()
 
-    @property
-    def answering(self):
-        return self.on_state is not None
+    answering = True
 
     # --- the hot path --------------------------------------------------------------------------
     def _follow(self, config, state, stamp, velocity, effort):
-        """The law's feedforward for the reference at the message's stamp."""
+        """The law's feedforward for the reference at the message's stamp (zero: the node's clock)."""
         ns = stamp.sec * NS + stamp.nanosec
+        notice = None
+        if not ns:
+            ns = self.node.get_clock().now().nanoseconds
+            notice = self.node.once("clock sampled", (
+                "joint_states are stamped zero: the reference is sampled at the node's clock (as "
+                "joint_trajectory_controller samples at the controller's time), not at their stamps"))
+        self.clock_sampled = not stamp.sec and not stamp.nanosec
         reference = self.schedule.at(ns).sample(ns)
         if self.base:
             reference[0][:self.base] = state.q[:self.base]
-        return self._publish(config, state, reference, stamp)
+        return self._publish(config, state, reference, stamp) or notice
 
     def _gravity_only(self, config, state, stamp, velocity, effort):
+        """No trajectory: the arm held where it is (published only to subscribers)."""
+        if not self.out.subscribed():
+            return None
         law = self.current_law
         try:
-            tau = law.gravity(config, state.q)
+            tau = self.zero if config.drive_compensates_gravity else law.gravity(config, state.q)
         except ValueError as exc:
             return self.node.reject(f"{law.kind}feedforward (gravity only) not published: {error_text(exc)}")
         if config.friction.rest is not None:       # held at rest: the friction offset
@@ -197,14 +214,16 @@ class ReferenceFeedforward(Part):
         if not first:
             return None
         return ("reference cancelled (an empty trajectory): the feedforward is the gravity torques of the measured "
-                "state until the next trajectory")
+                "state until the next trajectory" + (" (zero: drive_compensates_gravity)"
+                                                    if self.node.config.drive_compensates_gravity else ""))
 
     def status(self):
         """The status "reference" (lock held)."""
         schedule = self.schedule
         following, pending = schedule.following, schedule.pending
         values = {"following": "", "points": "", "interpolation": "", "start [s]": "", "end [s]": "",
-                  "waiting to start": str(len(pending)), "refused": self.refused}
+                  "waiting to start": str(len(pending)), "refused": self.refused,
+                  "sampled at": "the node's clock (joint_states stamped zero)" if self.clock_sampled else "stamps"}
         if following is not None:
             values.update({"following": "yes", "points": str(following.points), "interpolation": following.interpolation,
                            "start [s]": f"{following.start / NS:.9f}",
@@ -212,10 +231,14 @@ class ReferenceFeedforward(Part):
             message = ("holding the last point of the trajectory" if schedule.done else
                        f"following a trajectory of {following.points} points ({following.interpolation})")
             message += f" that started at {following.start / NS:.9f} s"
+            if self.clock_sampled:
+                message += ", sampled at the node's clock (joint_states stamped zero)"
         elif pending:
             message = f"a trajectory starts at {pending[0].start / NS:.9f} s"
         else:
-            message = "cancelled: gravity only" if schedule.cancelled else "no reference"
+            hold = "zero (drive_compensates_gravity)" if self.node.config is not None and \
+                self.node.config.drive_compensates_gravity else "gravity only"
+            message = f"cancelled: {hold}" if schedule.cancelled else f"no reference: {hold}"
         if pending and following is not None:
             message += f"; the next starts at {pending[0].start / NS:.9f} s"
         if self.refused:        # the last reference message was refused: said until one is taken
@@ -240,7 +263,7 @@ class TrajectoryServices(Part):
         super().__init__(node)
         self.config = self.data = None      # the configuration and the services' buffers for its model
         for name, kind, handler in SERVICES:
-            node.create_service(kind, f"~/{name}", self._service(handler))
+            node.create_service(kind, f"~/{name}", self._service(handler), callback_group=node.heavy_group)
 
     def configure(self, config, keep):
         self.config, self.data = config, rd.Data(config.model)
@@ -272,20 +295,23 @@ class TrajectoryServices(Part):
         return calls
 
     def _service(self, handler):
+        """The service's async callback: the configuration and the measured state read under the lock,
+        the work on the node's heavy worker (node.heavy: refused at once when its queue is full), the
+        callback thread free meanwhile."""
         node = self.node
+        label = f"~/{handler.__name__}"
 
-        def serve(request, response):
+        async def serve(request, response):
             try:
                 with node.lock:
                     config, data = self.config, self.data
                     if config is None or node.config is None:
                         raise ValueError(node.no_model())
                     held = node.state.q.copy()
-                handler(config, config.model, held, request, response, data)
+                await node.heavy(label, handler, config, config.model, held, request, response, data)
                 response.success, response.message = True, "ok"
             except Exception as exc:
                 response = node.refuse(response, exc, handler.__name__)
             return response
         serve.__name__ = handler.__name__
         return serve
-
