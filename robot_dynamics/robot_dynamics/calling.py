@@ -24,7 +24,7 @@ import numpy as np
 from numba.core import types
 
 from . import kernels as K
-from .data import LAST, THREADS, Data, of  # noqa: F401 (Data: re-exported)
+from .data import LAST, MAIN, THREADS, Data, of  # noqa: F401 (Data: re-exported)
 from .kernels import batch as _batch
 from .kernels.common import INPUT_LIMIT
 from .layout import AXES
@@ -77,19 +77,21 @@ def plain(x, n, dtype=F64, unit=(8,)):
     return type(x) is np.ndarray and x.dtype is dtype and x.strides == unit and len(x) == n
 
 
-def plain_data(model, data, q, v=None, a=None, f64=F64, last=LAST, threads=THREADS, thread=threading.get_ident):
+def plain_data(model, data, q, v=None, a=None, f64=F64, last=LAST, threads=THREADS, main=MAIN,
+               thread=threading.get_ident):
     """The Data of a single-state fast path, or None for the checked path: q (and v and a, if given)
     must be 1-D float64 arrays (they are only read; an object without dtype or ndim is no array).
     The kernels check the rest, lengths and unit stride (common.sized: a wrong one returns a status
     and takes the checked path); numba's compiled entry point checks that each is an array of 8-byte
     items but not its dtype nor its ndim (an array of another ndim overwrites its stack). The Data
     is `data`, else the thread's own (data.of, written out: the last one used, the thread asked only
-    where the threading module knows several). One call of ~0.1 us around a ~1 us kernel call
+    where the threading module knows several or the last one was another thread's). One call of ~0.1 us around a ~1 us kernel call
     (measured: the strides tuple of each array cost ~0.02-0.03 us more than its ndim, a
     threading.local attribute or a thread id per call ~0.03 us)."""
     if data is None:
         d = last.data
-        if d is None or d.packed is not model.packed or not (len(threads) == 1 or d.thread == thread()):
+        if d is None or d.packed is not model.packed or not (len(threads) == 1 and d.thread == main
+                                                             or d.thread == thread()):
             d = of(model)
     else:
         d = data if data.packed is model.packed else of(model, data)

@@ -9,8 +9,8 @@ Every public function takes `data=`: a `Data(model)` that a thread or a service 
 or None for the calling thread's own Data of that model (`of`): two threads never share buffers.
 A thread's Data of a model lives as long as the model (dropped with it). The fast paths find it in
 a few tens of nanoseconds (`calling.plain_data`): the last default Data used is kept (`LAST`), and
-is the calling thread's when the threading module knows one thread only, or when it says so
-(`Data.thread`); a threading.local or a thread id per call cost 2-4 % of a single call.
+is the calling thread's when the threading module knows one thread only and it was the main
+thread's, or when it says so (`Data.thread`); a threading.local or a thread id per call cost 2-4 % of a single call.
 """
 import threading
 import weakref
@@ -72,8 +72,10 @@ class _Last:
 
 
 LAST = _Last()
-#: the threads the threading module knows: with only one, every default Data is that thread's
+#: the threads the threading module knows: with only one, the main thread, the last default Data
+#: used is its own if it was made for it (not for a thread that has ended since: `MAIN`)
 THREADS = threading._active
+MAIN = threading.main_thread().ident
 #: id(model) -> {thread id: Data}: each thread's Data of a live model (dropped with the model)
 _THREADS = {}
 
@@ -86,7 +88,8 @@ def of(model, data=None):
             raise ValueError(f"data was made for another model than {model.name!r}: make one with Data(model)")
         return data
     d = LAST.data
-    if d is not None and d.packed is model.packed and (len(THREADS) == 1 or d.thread == threading.get_ident()):
+    if d is not None and d.packed is model.packed and (len(THREADS) == 1 and d.thread == MAIN
+                                                       or d.thread == threading.get_ident()):
         return d
     ident = threading.get_ident()
     per_thread = _THREADS.get(id(model))

@@ -8,6 +8,7 @@ import weakref
 import numpy as np
 import pytest
 
+from robot_dynamics import calling
 from robot_dynamics import data as data_module
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
@@ -76,6 +77,10 @@ def test_each_thread_has_its_own_default_data(puma):
     worker.join()
     assert seen[0] is seen[1] and seen[0] is not mine
     assert data_module.of(puma) is mine
+    worker = threading.Thread(target=lambda: seen.append(data_module.of(puma)))
+    worker.start()
+    worker.join()       # the last default Data used is the ended worker's: not the main thread's own
+    assert calling.plain_data(puma, None, np.zeros(puma.nq)) is mine and data_module.of(puma) is mine
 
 
 def test_two_threads_computing_at_once_get_their_own_answers(puma):
