@@ -33,10 +33,12 @@ import pinocchio as pin
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
+from robot_dynamics.resources import bundled_urdf
 from timing import medians
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
-CASES = [("panda (mimic finger, 8 dof)", f"{ROBOTS}/panda_description/urdf/panda.urdf", False, "panda_hand"),
+CASES = [("puma560 (6 dof)", bundled_urdf("puma560"), False, "tool0"),
+         ("panda (mimic finger, 8 dof)", f"{ROBOTS}/panda_description/urdf/panda.urdf", False, "panda_hand"),
          ("talos + free flyer (38 dof)", f"{ROBOTS}/talos_data/robots/talos_reduced.urdf", True, "left_sole_link")]
 N = 10000
 REPEATS = {1: 21, N: 9}

@@ -36,6 +36,7 @@ import pinocchio as pin
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
+from robot_dynamics.resources import bundled_urdf
 from timing import lane_line, medians
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
@@ -98,7 +99,8 @@ def time_pair(label, ours, theirs, Q, V, A, PQ, PV, PA, rows):
 
 def bench_derivatives(rows):
     rng = np.random.default_rng(0)
-    cases = [("panda (ours: mimic finger, 8 dof)", PANDA, False, True),
+    cases = [("puma560 (6 dof)", bundled_urdf("puma560"), False, False),
+             ("panda (ours: mimic finger, 8 dof)", PANDA, False, True),
              ("panda, mimic removed (9 dof)", PANDA, False, False),
              ("talos + free flyer (38 dof)", TALOS, True, False)]
     for name, urdf, floating, mimic in cases:

@@ -2,8 +2,10 @@
 
     PYTHONPATH=. python bench/bench_dynamics.py
 
-Times RNEA, ABA, CRBA and a frame Jacobian for one state (N = 1) and for batches
-(N = 100, 10000) with 1 and 2 threads, against Pinocchio called once or looped in Python
+Single calls first: RNEA, gravity, ABA, CRBA and a frame Jacobian for one state on a one-joint arm
+(the fixed cost of a call: Python, the checks, the output, the compiled entry point), the bundled
+PUMA 560, panda and talos, each call timed in turn with Pinocchio's (thread CPU time, minimum over
+the repeats). Then batches (N = 100, 10000) with 1 and 2 threads, against Pinocchio looped in Python
 over the batch on one thread. CRBA also into a reused output (out=): a fresh talos batch of
 10000 is 115 MB of new pages, which the kernel zeroes before we write them (Pinocchio's loop
 overwrites its one data.M).  Each figure is the median over several repeats, after three
@@ -29,7 +31,8 @@ import pinocchio as pin
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
-from timing import alternate, goal_table, lane_line, median_time
+from robot_dynamics.resources import bundled_urdf
+from timing import alternate, goal_table, interleaved_minimum, lane_line
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 CASES = [  # name, urdf, floating base, frame
@@ -40,12 +43,22 @@ CASES = [  # name, urdf, floating base, frame
 # ours on that same model, beside our coupled (mimic) forward dynamics above
 SAME_MODEL = ("panda, mimic removed", CASES[0][1], False, "panda_hand", ("aba",))
 BATCHES = (100, 10000)
-REPEATS = {1: 9, 100: 21, 10000: 11}
+REPEATS = {100: 21, 10000: 11}
 #: the batch targets: Pinocchio's loop / ours, one thread, a batch of 10000
 GOALS = {("panda", "rnea"): 10, ("panda", "aba"): 6, ("panda", "crba"): 6, ("panda", "crba, into out="): 6,
          ("panda", "frame_jacobian"): 8, ("talos", "rnea"): 7, ("talos", "aba"): 6, ("talos", "crba"): 4,
          ("talos", "crba, into out="): 4}
 SINGLE_LOOP = 1000  # calls per timed repeat for N = 1
+SINGLE_REPEATS = 40
+#: one revolute joint turning a point mass: a call's fixed cost (the kernels' work is a few
+#: multiplications), ours against Pinocchio's through its Python bindings
+ONE_JOINT = """<robot name="one_joint"><link name="base"/><link name="arm"><inertial><origin xyz="0.1 0 0"/>
+<mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+<joint name="joint" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+<limit lower="-3" upper="3" effort="10" velocity="1"/></joint></robot>"""
+#: the single-call table's robots: name, URDF (file or text), floating base, frame
+SINGLE = [("one joint (fixed cost)", ONE_JOINT, False, "arm"), ("puma560", bundled_urdf("puma560"), False, "tool0"),
+          CASES[0], CASES[1]]
 
 
 def states(nq, nv, floating, n, rng):
@@ -58,6 +71,8 @@ def states(nq, nv, floating, n, rng):
 
 
 def pin_model(urdf, floating, mimic):
+    if urdf.lstrip().startswith("<"):
+        return pin.buildModelFromXML(urdf)
     return pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer(), mimic=mimic) if floating \
         else pin.buildModelFromUrdf(urdf, mimic=mimic)
 
@@ -80,6 +95,8 @@ def algorithms(model, urdf, floating, frame):
     return {
         "rnea": (lambda q, v, a, t=None: rd.inverse_dynamics(model, q, v, a, threads=t),
                  lambda q, v, a: pin.rnea(pmodel, data, q, v, a), 0),
+        "gravity": (lambda q, v, a, t=None: rd.gravity_torques(model, q, threads=t),
+                    lambda q, v, a: pin.computeGeneralizedGravity(pmodel, data, q), 0),
         "aba": (lambda q, v, a, t=None: rd.forward_dynamics(model, q, v, a, threads=t),
                 lambda q, v, a: pin.aba(amodel, adata, q, v, a), amodel.nv - model.nv),
         "crba": (lambda q, v, a, t=None: rd.mass_matrix(model, q, threads=t),
@@ -109,12 +126,10 @@ def bench_robot(name, urdf, floating, frame, only=None, results=None):
     for alg, (ours, theirs, extra) in algorithms(model, urdf, floating, frame).items():
         if only and alg not in only:
             continue
+        if alg == "gravity":
+            continue            # a single call's case (the batch is inverse dynamics with v = a = 0)
         Q, V, A = states_
         P = [pad(x, extra) for x in states_]
-        us = 1e6 * median_time(lambda: ours(Q[0], V[0], A[0]), REPEATS[1], SINGLE_LOOP)
-        ref = 1e6 * median_time(lambda: theirs(P[0][0], P[1][0], P[2][0]), REPEATS[1], SINGLE_LOOP)
-        print(f"{alg:15s} N=1      ours {us:8.2f}  pin {ref:8.2f}  ours/pin {us / ref:5.2f}")
-        rows.append((name, alg, 1, us, None, ref))
         for n in BATCHES:
             q, v, a = Q[:n], V[:n], A[:n]
             pq, pv, pa = (x[:n] for x in P)
@@ -129,6 +144,32 @@ def bench_robot(name, urdf, floating, frame, only=None, results=None):
             if n == max(BATCHES):
                 results[name.split(",")[0] if only is None else name, alg] = (r1, r2, t1, t2)
     return rows
+
+
+def single_calls(name, urdf, floating, frame, only=None):
+    """Rows (robot, algorithm, ours µs, Pinocchio µs) of one state each, the two calls timed in turn
+    (`interleaved_minimum`) on a plain state (the fast path): the public function as a user calls
+    it, against Pinocchio's binding with its Data made before."""
+    model = load_urdf(re.sub(r"<mimic[^>]*/>", "", open(urdf).read()) if only else urdf, floating_base=floating)
+    q, v, a = (x[0].copy() for x in states(model.nq, model.nv, floating, 1, np.random.default_rng(0)))
+    ours = {"rnea": lambda: rd.inverse_dynamics(model, q, v, a), "gravity": lambda: rd.gravity_torques(model, q),
+            "aba": lambda: rd.forward_dynamics(model, q, v, a), "crba": lambda: rd.mass_matrix(model, q),
+            "frame_jacobian": lambda: rd.frame_jacobian(model, q, frame)}      # as a user calls them
+    rows = []
+    for alg, (_, theirs, extra) in algorithms(model, urdf, floating, frame).items():
+        if alg not in ours or only and alg not in only:
+            continue
+        pq, pv, pa = (np.append(x, [x[-1]] * extra) for x in (q, v, a))
+        (us, ref), _ = interleaved_minimum([ours[alg], lambda: theirs(pq, pv, pa)], SINGLE_REPEATS, SINGLE_LOOP)
+        rows.append((name, alg, 1e6 * us, 1e6 * ref))
+        print(f"{name:24s} {alg:15s} ours {1e6 * us:6.2f}  pin {1e6 * ref:6.2f}  ours/pin {us / ref:5.2f}", flush=True)
+    return rows
+
+
+def single_markdown(rows):
+    lines = ["| robot | algorithm | ours µs | Pinocchio µs | ours / Pinocchio |", "|---|---|---:|---:|---:|"]
+    lines += [f"| {robot} | {alg} | {us:.3f} | {ref:.3f} | {us / ref:.2f} |" for robot, alg, us, ref in rows]
+    return "\n".join(lines)
 
 
 START_SCRIPT = """
@@ -171,6 +212,9 @@ def main():
           f"{numba.config.THREADING_LAYER}, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}), "
           f"pinocchio {pin.__version__}, {os.cpu_count()} cores; Pinocchio N>1 = Python loop over the batch")
     print(lane_line())
+    print(f"\n## single calls: µs per call, thread CPU time, minimum of {SINGLE_REPEATS} repeats of {SINGLE_LOOP} "
+          f"calls, ours and Pinocchio's in turn; load average {os.getloadavg()[0]:.2f}")
+    single = [row for case in SINGLE for row in single_calls(*case)] + single_calls(*SAME_MODEL)
     results = {}
     rows = [row for case in CASES + [SAME_MODEL] for row in bench_robot(*case, results=results)]
     print(f"\nnumba threading layer used: {numba.threading_layer()}")
@@ -178,6 +222,8 @@ def main():
     print("warm numba cache:", kernel_start())
     with tempfile.TemporaryDirectory() as fresh:
         print("cold numba cache:", kernel_start(fresh))
+    print(f"\nSingle calls (load average {os.getloadavg()[0]:.2f}; the one-joint rows are the fixed cost of a call):\n")
+    print(single_markdown(single))
     print("\n" + markdown(rows))
     print(f"\nBatch goals, this run; {lane_line()}; load average {os.getloadavg()[0]:.2f}")
     print(goal_table(GOALS, results))

@@ -43,12 +43,14 @@ import pinocchio as pin
 
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
+from robot_dynamics.resources import bundled_urdf
 from timing import lane_line, median_time, medians
 
 ROBOTS = os.path.join(sysconfig.get_paths()["purelib"], "cmeel.prefix/share/example-robot-data/robots")
 PANDA = f"{ROBOTS}/panda_description/urdf/panda.urdf"
 TALOS = f"{ROBOTS}/talos_data/robots/talos_reduced.urdf"
 CASES = [  # name, urdf, floating base, drop the mimic tags, frame
+    ("puma560", bundled_urdf("puma560"), False, False, "tool0"),
     ("panda", PANDA, False, False, "panda_hand"),
     ("panda, mimic removed", PANDA, False, True, "panda_hand"),
     ("talos", TALOS, True, False, "gripper_left_base_link"),

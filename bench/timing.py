@@ -42,6 +42,24 @@ def medians(fns, repeats, calls=1, warmup=3, inverse=False):
     return times, [statistics.median(1.0 / x if inverse else x for x in r) for r in ratios]
 
 
+def interleaved_minimum(fns, repeats, calls):
+    """The functions timed in turn, `calls` calls each per repeat, in thread CPU time (what other
+    processes on a shared machine take is not counted): per function the minimum seconds per call
+    over the repeats, and the median of the per-repeat ratios of each one's time to the last one's."""
+    for fn in fns:
+        for _ in range(3):
+            fn()
+    times = [[] for _ in fns]
+    for r in range(repeats):
+        for k in (range(len(fns)) if r % 2 == 0 else reversed(range(len(fns)))):
+            fn = fns[k]
+            t = time.thread_time()
+            for _ in range(calls):
+                fn()
+            times[k].append((time.thread_time() - t) / calls)
+    return [min(ts) for ts in times], [statistics.median(t / ref for t, ref in zip(ts, times[-1])) for ts in times]
+
+
 def lane_line():
     """The batch kernels' vector width on this machine (robot_dynamics/kernels/lanes.py)."""
     import llvmlite.binding as llvm

@@ -21,9 +21,10 @@ import threading
 import llvmlite.binding as llvm
 import numba
 import numpy as np
+from numba.core import types
 
 from . import kernels as K
-from .data import LAST, THREADS, Data, of  # noqa: F401 (Data: re-exported)
+from .data import LAST, MAIN, THREADS, Data, of  # noqa: F401 (Data: re-exported)
 from .kernels import batch as _batch
 from .kernels.common import INPUT_LIMIT, SINGULAR_TOL
 from .layout import AXES
@@ -31,6 +32,9 @@ from .model import REFERENCES
 
 REF_CODE = {"world": K.WORLD, "local": K.LOCAL, "local_world_aligned": K.LOCAL_WORLD_ALIGNED}
 NO_EXT = np.zeros((0, K.EXT_COLS))
+#: read only: the frame specs of a reference that is none (the fast paths' `d.frame_specs.get(reference,
+#: NO_SPECS).get(frame)`; the checked path names it)
+NO_SPECS = {}
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 #: states per batch below which threads are not worth starting
 PARALLEL_MIN_BATCH = 64
@@ -73,24 +77,27 @@ def plain(x, n, dtype=F64, unit=(8,)):
     return type(x) is np.ndarray and x.dtype is dtype and x.strides == unit and len(x) == n
 
 
-def plain_data(model, data, q, v=None, a=None, f64=F64, unit=(8,), last=LAST, threads=THREADS,
+def plain_data(model, data, q, v=None, a=None, f64=F64, last=LAST, threads=THREADS, main=MAIN,
                thread=threading.get_ident):
     """The Data of a single-state fast path, or None for the checked path: q (and v and a, if given)
-    must be what the kernels take for one state, float64 arrays of unit stride (they are only read;
-    an object without dtype or strides is no array; the kernels check the lengths: a wrong one
-    returns a status and takes the checked path). The Data is `data`, else the thread's own (data.of,
-    written out: the last one used, the thread asked only where the threading module knows
-    several). One call of ~0.1 us around a ~1 us kernel call (measured: a threading.local
-    attribute or a thread id per call cost ~0.03 us more, each length check ~0.01 us)."""
+    must be 1-D float64 arrays (they are only read; an object without dtype or ndim is no array).
+    The kernels check the rest, lengths and unit stride (common.sized: a wrong one returns a status
+    and takes the checked path); numba's compiled entry point checks that each is an array of 8-byte
+    items but not its dtype nor its ndim (an array of another ndim overwrites its stack). The Data
+    is `data`, else the thread's own (data.of, written out: the last one used, the thread asked only
+    where the threading module knows several or the last one was another thread's). One call of ~0.1 us around a ~1 us kernel call
+    (measured: the strides tuple of each array cost ~0.02-0.03 us more than its ndim, a
+    threading.local attribute or a thread id per call ~0.03 us)."""
     if data is None:
         d = last.data
-        if d is None or d.packed is not model.packed or not (len(threads) == 1 or d.thread == thread()):
+        if d is None or d.packed is not model.packed or not (len(threads) == 1 and d.thread == main
+                                                             or d.thread == thread()):
             d = of(model)
     else:
         d = data if data.packed is model.packed else of(model, data)
     try:
-        if q.dtype is not f64 or q.strides != unit or v is not None and (
-                v.dtype is not f64 or v.strides != unit or a is not None and (a.dtype is not f64 or a.strides != unit)):
+        if q.dtype is not f64 or q.ndim != 1 or v is not None and (
+                v.dtype is not f64 or v.ndim != 1 or a is not None and (a.dtype is not f64 or a.ndim != 1)):
             return None
     except AttributeError:
         return None
@@ -244,17 +251,22 @@ def _factors(A):
 # --- the one call path ----------------------------------------------------------------------------
 class Direct:
     """A compiled function called directly, skipping numba's type dispatch (~0.4 us of a ~1 us
-    single call). Only the fast paths call it, always with the argument types of its first call
-    (arrays checked by `plain`/`plain_data`, the Data's buffers, NO_EXT)."""
+    single call). Only the fast paths call it, always with arguments of the types it is bound to:
+    those of its first call, arrays taken as C-contiguous and writeable (arrays checked by
+    `plain`/`plain_data`, the Data's buffers, NO_EXT). The entry point checks that each array is
+    an array of the right item size, not its layout: the kernels that `plain_data`'s arrays reach
+    check the unit stride (common.sized), so a strided or read-only first call binds the same
+    machine code as any other (before, it compiled a specialization of its own)."""
 
     def __init__(self, kernel):
         self.kernel = kernel
 
     def run(self, *args):      # first call: compile (or load from the cache), then bind run
-        status = self.kernel(*args)
-        compiled = self.kernel.overloads.get(tuple(numba.typeof(x) for x in args))
-        self.run = compiled.entry_point if compiled is not None else self.kernel
-        return status
+        sig = tuple(types.Array(t.dtype, t.ndim, "C") if isinstance(t, types.Array) else t
+                    for t in map(numba.typeof, args))
+        self.kernel.compile(sig)
+        self.run = self.kernel.overloads[sig].entry_point
+        return self.run(*args)
 
 
 class Kernel(Direct):
@@ -290,20 +302,21 @@ def call(kernel, model, data, threads, n, args, inputs, m=None, error=None, pack
 
 # --- frames and wrenches --------------------------------------------------------------------
 def frame_spec(model, d, frame, reference):
-    """The kernels' row for a frame and the reference of its Jacobian or velocity (kept in Data d)."""
-    key = (frame, reference)
-    specs = d.frame_specs
-    if key not in specs:
-        if reference not in REF_CODE:
-            raise ValueError(f"reference must be one of {', '.join(REFERENCES)}, got {reference!r}")
+    """The kernels' row for a frame and the reference of its Jacobian or velocity (kept in Data d,
+    `d.frame_specs[reference][frame]`: the fast paths look it up without building a key)."""
+    specs = d.frame_specs.get(reference)
+    if specs is None:
+        raise ValueError(f"reference must be one of {', '.join(REFERENCES)}, got {reference!r}")
+    spec = specs.get(frame)
+    if spec is None:
         f = model.frame(frame)
         Q = model.packed[f.body, AXES:AXES + 9].reshape(3, 3) if f.body >= 0 else np.eye(3)
         spec = np.empty(K.FRAME_COLS)
         spec[K.F_BODY], spec[K.F_REF] = f.body, REF_CODE[reference]
         spec[K.F_ROT:K.F_ROT + 9] = (Q.T @ f.rotation).reshape(9)     # in the body's joint frame
         spec[K.F_POS:K.F_POS + 3] = Q.T @ f.translation
-        specs[key] = spec
-    return specs[key]
+        specs[frame] = spec
+    return spec
 
 
 def external_rows(model, d, external_wrenches, batch):

@@ -66,7 +66,7 @@ def center_of_mass_jacobian(model, q, threads=None, out=None, data=None):
     fill and return instead of a fresh one."""
     d = plain_data(model, data, q)
     if d is not None and out is None:
-        J = np.empty((3, model.nv))
+        J = np.empty(d.three_nv)
         if not _JCOM.run(model.packed, q, J, d.centroidal):
             return J
     return _of_q(_JCOM, model, q, (3, model.nv), threads, data, out)
@@ -79,7 +79,7 @@ def centroidal_momentum_matrix(model, q, threads=None, out=None, data=None):
     center_of_mass_jacobian."""
     d = plain_data(model, data, q)
     if d is not None and out is None:
-        A = np.empty((6, model.nv))
+        A = np.empty(d.six_nv)
         if not _AG.run(model.packed, q, A, d.centroidal):
             return A
     return _of_q(_AG, model, q, (6, model.nv), threads, data, out)

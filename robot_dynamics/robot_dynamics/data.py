@@ -9,8 +9,8 @@ Every public function takes `data=`: a `Data(model)` that a thread or a service 
 or None for the calling thread's own Data of that model (`of`): two threads never share buffers.
 A thread's Data of a model lives as long as the model (dropped with it). The fast paths find it in
 a few tens of nanoseconds (`calling.plain_data`): the last default Data used is kept (`LAST`), and
-is the calling thread's when the threading module knows one thread only, or when it says so
-(`Data.thread`); a threading.local or a thread id per call cost 2-4 % of a single call.
+is the calling thread's when the threading module knows one thread only and it was the main
+thread's, or when it says so (`Data.thread`); a threading.local or a thread id per call cost 2-4 % of a single call.
 """
 import threading
 import weakref
@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 
 from . import kernels as K
+from .model import REFERENCES
 
 __all__ = ["Data"]   # the facade's name; `of` serves calling.py
 
@@ -36,7 +37,9 @@ class Data:
         self.nothing_known = np.zeros(model.nv, bool)   # read only: forward dynamics' mask
         self.J, self.H = np.empty((6, model.nv)), np.empty((4, 4))    # the output a fast path drops
         self.lanes = np.empty(0)        # lane scratch of one-thread batches (grown: `lane_scratch`)
-        self.frame_specs = {}           # (frame, reference) -> the kernels' frame spec row
+        self.frame_specs = {r: {} for r in REFERENCES}  # reference -> {frame: the kernels' frame spec row}
+        # the shapes of one state's matrix outputs (a tuple built per call cost ~0.03 us of ~1 us)
+        self.nv_nv, self.six_nv, self.three_nv = (model.nv, model.nv), (6, model.nv), (3, model.nv)
         self.constraint_rows = {}       # (contacts, loops) -> (C, labels, m)
         self.masks = {}                 # (what, given) -> a coordinate mask (joint names, passive, free)
         self.ik_limits = None           # inverse kinematics' bounds per q entry
@@ -71,8 +74,10 @@ class _Last:
 
 
 LAST = _Last()
-#: the threads the threading module knows: with only one, every default Data is that thread's
+#: the threads the threading module knows: with only one, the main thread, the last default Data
+#: used is its own if it was made for it (not for a thread that has ended since: `MAIN`)
 THREADS = threading._active
+MAIN = threading.main_thread().ident
 #: id(model) -> {thread id: Data}: each thread's Data of a live model (dropped with the model)
 _THREADS = {}
 
@@ -85,7 +90,8 @@ def of(model, data=None):
             raise ValueError(f"data was made for another model than {model.name!r}: make one with Data(model)")
         return data
     d = LAST.data
-    if d is not None and d.packed is model.packed and (len(THREADS) == 1 or d.thread == threading.get_ident()):
+    if d is not None and d.packed is model.packed and (len(THREADS) == 1 and d.thread == MAIN
+                                                       or d.thread == threading.get_ident()):
         return d
     ident = threading.get_ident()
     per_thread = _THREADS.get(id(model))

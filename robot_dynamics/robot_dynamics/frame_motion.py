@@ -16,7 +16,7 @@ acceleration, d/dt (J v) = J a + Jdot v.
 """
 import numpy as np
 
-from .calling import Kernel, batch_size, call, frame_spec, of, plain_data, vector
+from .calling import NO_SPECS, Kernel, batch_size, call, frame_spec, of, plain_data, vector
 from .kernels import frame_motion as _motion
 
 _MOTION = Kernel(_motion, "frame_motion")
@@ -40,7 +40,7 @@ def frame_velocity(model, q, v, frame, reference="local_world_aligned", threads=
     (6,) or (N, 6): Pinocchio's getFrameVelocity."""
     d = plain_data(model, data, q, v)
     if d is not None:
-        spec = d.frame_specs.get((frame, reference))
+        spec = d.frame_specs.get(reference, NO_SPECS).get(frame)
         out = np.empty(6)
         if spec is not None and not _MOTION.run(model.packed, q, v, v, spec, _motion.VELOCITY, out, d.frame_motion):
             return out
@@ -55,7 +55,7 @@ def frame_acceleration(model, q, v, a, frame, reference="local_world_aligned", c
     kind = _motion.CLASSICAL if classical else _motion.SPATIAL
     d = plain_data(model, data, q, v, a)
     if d is not None:
-        spec = d.frame_specs.get((frame, reference))
+        spec = d.frame_specs.get(reference, NO_SPECS).get(frame)
         out = np.empty(6)
         if spec is not None and not _MOTION.run(model.packed, q, v, a, spec, kind, out, d.frame_motion):
             return out

@@ -6,8 +6,8 @@ as rd`).
 """
 import numpy as np
 
-from .calling import (BOOL, NO_EXT, Kernel, batch_size, call, external_rows, frame_spec, fresh, of, output, plain,
-                      plain_data, solve_spd, vector)
+from .calling import (BOOL, NO_EXT, NO_SPECS, Direct, Kernel, batch_size, call, external_rows, frame_spec, fresh, of,
+                      output, plain, plain_data, solve_spd, vector)
 from . import kernels as K
 from .kernels import aba as _aba
 from .kernels import coriolis as _coriolis
@@ -19,6 +19,8 @@ from .kernels import rnea as _rnea
 KERNELS = {"rnea": Kernel(_rnea, "rnea"), "crba": Kernel(_crba, "crba"), "coriolis": Kernel(_coriolis, "coriolis"),
            "aba": Kernel(_aba, "aba"), "frame_jacobian": Kernel(_jacobian, "frame_jacobian")}
 _RNEA, _CRBA, _CORIOLIS, _ABA, _JACOBIAN = KERNELS.values()
+#: single calls of g(q): RNEA's passes from an entry point that takes neither v, a nor wrenches
+_GRAVITY = Direct(_rnea.gravity)
 
 
 # --- the algorithms -------------------------------------------------------------------------------
@@ -47,7 +49,7 @@ def gravity_torques(model, q, threads=None, data=None):
     d = plain_data(model, data, q)
     if d is not None:
         tau = np.empty(model.nv)
-        if not _RNEA.run(model.packed, q, d.zero, d.zero, NO_EXT, tau, d.rnea):
+        if not _GRAVITY.run(model.packed, q, d.zero, tau, d.rnea):
             return tau
     q = np.asarray(q, dtype=np.float64)
     zero = np.zeros(q.shape[:-1] + (model.nv,))
@@ -68,7 +70,7 @@ def mass_matrix(model, q, threads=None, out=None, data=None):
     cost, as for the derivatives)."""
     d = plain_data(model, data, q)
     if d is not None:
-        M = np.empty((model.nv, model.nv)) if out is None else output(out, (model.nv, model.nv))
+        M = np.empty(d.nv_nv) if out is None else output(out, d.nv_nv)
         if not _CRBA.run(model.packed, q, M, d.crba):
             return M
     q = vector(q, model.nq, "q")
@@ -82,7 +84,7 @@ def coriolis_matrix(model, q, v, threads=None, data=None):
     """C(q, v) with C v the Coriolis and centrifugal torques and Mdot - 2C skew-symmetric."""
     d = plain_data(model, data, q, v)
     if d is not None:
-        C = np.empty((model.nv, model.nv))
+        C = np.empty(d.nv_nv)
         if not _CORIOLIS.run(model.packed, q, v, C, d.coriolis):
             return C
     q = vector(q, model.nq, "q")
@@ -214,7 +216,7 @@ def frame_placement(model, q, frame, threads=None, data=None):
     """4x4 homogeneous transform of a frame (link or joint name) in the world."""
     d = plain_data(model, data, q)
     if d is not None:
-        spec = d.frame_specs.get((frame, "world"))
+        spec = d.frame_specs["world"].get(frame)
         H = np.empty((4, 4))
         if spec is not None and not _JACOBIAN.run(model.packed, q, spec, d.J, H, d.jacobian):
             return H
@@ -225,8 +227,8 @@ def frame_jacobian(model, q, frame, reference="local_world_aligned", threads=Non
     """6 x nv Jacobian of a frame, rows [linear; angular], in the given reference."""
     d = plain_data(model, data, q)
     if d is not None:
-        spec = d.frame_specs.get((frame, reference))
-        J = np.empty((6, model.nv))
+        spec = d.frame_specs.get(reference, NO_SPECS).get(frame)
+        J = np.empty(d.six_nv)
         if spec is not None and not _JACOBIAN.run(model.packed, q, spec, J, d.H, d.jacobian):
             return J
     return _frame_kernel(model, data, q, frame, reference, threads)[0]

@@ -8,6 +8,7 @@ import weakref
 import numpy as np
 import pytest
 
+from robot_dynamics import calling
 from robot_dynamics import data as data_module
 from robot_dynamics import dynamics as rd
 from robot_dynamics import load_urdf
@@ -68,8 +69,7 @@ def test_another_models_data_is_refused(puma):
 
 
 def test_each_thread_has_its_own_default_data(puma):
-    """Two live threads never share a default Data. (Once the others have ended, the one left may take
-    over the Data the last of them used, the fast path's `LAST`: nobody else uses it any more.)"""
+    """Two threads never share a default Data, while both live and after one has ended."""
     mine = data_module.of(puma)
     assert data_module.of(puma) is mine          # kept for the thread
     seen, has_it, checked = [], threading.Event(), threading.Event()
@@ -89,6 +89,8 @@ def test_each_thread_has_its_own_default_data(puma):
         checked.set()
         worker.join()
     assert seen[0] is seen[1] is seen[2] and seen[0] is not mine
+    # the last default Data used is the ended worker's: not the main thread's own
+    assert calling.plain_data(puma, None, np.zeros(puma.nq)) is mine and data_module.of(puma) is mine
 
 
 def test_two_threads_computing_at_once_get_their_own_answers(puma):

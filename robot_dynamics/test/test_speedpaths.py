@@ -79,6 +79,64 @@ def test_a_plain_array_of_the_wrong_length_is_refused_as_before(pair):
                         call(**dict(dict(q=q, v=v, a=a), **{name: wrong}))
 
 
+def test_every_fast_path_takes_strided_and_read_only_arrays(pair):
+    """plain_data leaves the stride to the kernels (common.sized): a strided array (every other
+    entry, reversed, or one entry broadcast) or a read-only one gives, on every fast path, what its
+    contiguous copy gives."""
+    m = pair.model
+    q, v, a = pair.random_state(np.random.default_rng(10))
+    frame = m.frame_names[-1]
+    calls = {
+        "center_of_mass": lambda q, v, a: rd.center_of_mass(m, q),
+        "center_of_mass_jacobian": lambda q, v, a: rd.center_of_mass_jacobian(m, q),
+        "centroidal_momentum_matrix": lambda q, v, a: rd.centroidal_momentum_matrix(m, q),
+        "centroidal_state": lambda q, v, a: np.concatenate(rd.centroidal_state(m, q, v)),
+        "potential_energy": lambda q, v, a: rd.potential_energy(m, q),
+        "frame_velocity": lambda q, v, a: rd.frame_velocity(m, q, v, frame),
+        "frame_acceleration": lambda q, v, a: rd.frame_acceleration(m, q, v, a, frame),
+        "generalized_momentum": lambda q, v, a: np.concatenate(rd.generalized_momentum(m, q, v)),
+        "joint_torque_regressor": lambda q, v, a: rd.joint_torque_regressor(m, q, v, a),
+        "inverse_dynamics_derivatives": lambda q, v, a: np.stack(rd.inverse_dynamics_derivatives(m, q, v, a)),
+        "forward_dynamics_derivatives": lambda q, v, a: np.stack(rd.forward_dynamics_derivatives(m, q, v, a)),
+        "inverse_dynamics": lambda q, v, a: rd.inverse_dynamics(m, q, v, a),
+        "forward_dynamics": lambda q, v, a: rd.forward_dynamics(m, q, v, a),
+        "gravity_torques": lambda q, v, a: rd.gravity_torques(m, q),
+        "mass_matrix": lambda q, v, a: rd.mass_matrix(m, q),
+        "frame_jacobian": lambda q, v, a: rd.frame_jacobian(m, q, frame),
+    }
+
+    def strided(x):
+        ro = x.copy()
+        ro.flags.writeable = False
+        return [np.repeat(x, 2)[::2], x[::-1].copy()[::-1], ro]
+    for name, call in calls.items():
+        want = call(q, v, a)
+        for x in zip(strided(q), strided(v), strided(a)):
+            assert not all(y.flags.c_contiguous and y.flags.writeable for y in x)
+            np.testing.assert_array_equal(call(*x), want, err_msg=name)
+    one = np.broadcast_to(np.float64(0.25), (m.nv,))       # stride 0
+    np.testing.assert_array_equal(rd.inverse_dynamics(m, q, one, one), rd.inverse_dynamics(m, q, one.copy(), one.copy()))
+
+
+def test_a_strided_first_call_binds_the_contiguous_entry_point():
+    """calling.Direct binds the machine code of C-contiguous, writeable arrays whatever the arrays
+    of its first call (a strided one before compiled an entry point for any layout, minutes here);
+    the kernel refuses the strided array (a status: the checked path takes it)."""
+    from numba.core import types
+    from robot_dynamics.kernels import crba
+    pair = Pair("panda", False)
+    m = pair.model
+    q = pair.random_state(np.random.default_rng(12))[0]
+    kernel = calling.Kernel(crba, "crba")
+    d = calling.of(m)
+    M = np.empty((m.nv, m.nv))
+    assert kernel.run(m.packed, np.repeat(q, 2)[::2], M, d.crba) != 0
+    signatures = list(crba.crba.overloads)
+    assert all(t.layout == "C" and t.mutable for sig in signatures for t in sig if isinstance(t, types.Array))
+    assert kernel.run(m.packed, q, M, d.crba) == 0
+    np.testing.assert_array_equal(M, rd.mass_matrix(m, q))
+
+
 def test_fast_path_leaves_inputs_alone(pair):
     m = pair.model
     q, v, a = pair.random_state(np.random.default_rng(8))

@@ -105,9 +105,12 @@ def usable(x):
 
 @fast
 def sized(model, x, n):
-    """x has the model's number of coordinates (column n of the last row: NQ or NV). The API's
-    single-state fast paths leave this check to the kernels; elsewhere the inputs are checked first."""
-    return x.shape[0] == int(model[-1, n])
+    """x has the model's number of coordinates (column n of the last row: NQ or NV) and unit stride
+    (a strided array would be read as contiguous: this is checked first; NumPy gives an array of
+    no or one entry any stride). The API's single-state fast paths leave both checks to the kernels
+    (calling.plain_data checks dtype and ndim, which the compiled entry point cannot); elsewhere the
+    inputs are made contiguous first."""
+    return x.shape[0] == int(model[-1, n]) and (x.strides[0] == x.itemsize or x.shape[0] < 2)
 
 
 @fast

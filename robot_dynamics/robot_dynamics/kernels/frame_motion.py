@@ -15,7 +15,8 @@ LOCAL_WORLD_ALIGNED, the second derivative of the frame origin's position.
 from ..layout import NQ, NV, VSCALE
 from .batch import Algorithm
 from .columns import KINEMATICS_END, W_S
-from .common import F_BODY, F_REF, LOCAL, NONFINITE, OK, OVERFLOW, WORLD, body_rows, finite, ndofs, usable, user_v
+from .common import (F_BODY, F_REF, LOCAL, NONFINITE, OK, OVERFLOW, WORLD, body_rows, finite, ndofs, sized, usable,
+                     user_v)
 from .jit import allocating, fast
 from .kinematics import frame_in_world, kinematics, on_chain
 from .spatial import ZERO6, axpy, cross3, cross_motion, get6, matvec3, plus, transpose3
@@ -38,8 +39,8 @@ VELOCITY, SPATIAL, CLASSICAL = 0, 1, 2
 def frame_motion(model, q, v, a, spec, kind, out, W):
     """out (6) = the velocity (kind VELOCITY; a is not read) or the spatial or classical
     acceleration of the spec's frame in its reference (module docstring)."""
-    if not (q.shape[0] == model[-1, NQ] and v.shape[0] == model[-1, NV] and a.shape[0] == model[-1, NV]):
-        return NONFINITE    # the wrong size: the API's fast paths leave the check to here
+    if not (sized(model, q, NQ) and sized(model, v, NV) and sized(model, a, NV)):
+        return NONFINITE    # the wrong size or stride: the API's fast paths leave the check to here
     if not (usable(q) and usable(v) and (kind == VELOCITY or usable(a))):
         return NONFINITE
     body = int(spec[F_BODY])

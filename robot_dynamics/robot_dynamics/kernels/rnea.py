@@ -57,6 +57,15 @@ def rnea(model, q, v, a, ext, tau, W):
 
 
 @fast
+def gravity(model, q, zero, tau, W):
+    """g(q) of one state: `rnea` with v = qdd = 0 (`zero`: nv zeros, read for both) and no external
+    wrench (Pinocchio's computeGeneralizedGravity): the same passes, two arrays fewer to hand over."""
+    if not (sized(model, q, NQ) and sized(model, zero, NV) and usable(q)):
+        return NONFINITE
+    return newton_euler(model, q, zero, zero, model[:0], tau, W, False)
+
+
+@fast
 def rnea_lanes(model, Q, V, A, EXT, TAU, W, lanes):
     """`rnea` of L states in lanes (the batch drivers' lane step, batch.py; inputs checked there)."""
     if EXT.shape[0] and kinematics(model, Q, W, -1, False, lanes) != OK:
