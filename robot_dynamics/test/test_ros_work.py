@@ -59,9 +59,15 @@ def test_a_cancelled_request_does_not_run(work):
 
 def test_close_cancels_waiting_joins_the_worker_and_refuses_after():
     work = HeavyWork(name="heavy", capacity=2)
-    gate = threading.Event()
-    running = work.submit("first", gate.wait, 10)
+    gate, started = threading.Event(), threading.Event()
+
+    def first():
+        started.set()
+        return gate.wait(10)
+
+    running = work.submit("first", first)
     waiting = work.submit("second", lambda: "never")
+    assert started.wait(10)         # the worker has taken the first: close() must wait for it, not cancel it
     threading.Timer(0.05, gate.set).start()
     assert work.close(timeout=10)
     assert running.result(timeout=0) is True and waiting.cancelled()
