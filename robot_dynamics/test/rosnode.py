@@ -34,6 +34,10 @@ _names = itertools.count()
 CACHE_LOG = {"NUMBA_DEBUG_CACHE": "1", "PYTHONUNBUFFERED": "1"}
 
 
+#: how long a node started by a test may take to offer its services: its imports, the URDF, and any
+#: kernel it compiles (a fresh clone under load: over 20 s was seen); a wait returns as soon as they are up
+START = 120.0
+
 def executable(name):
     """An executable of the package as `ros2 run robot_dynamics <name>` finds it: lib/robot_dynamics
     of the package's prefix in the ament index (`make` builds the workspace overlay ./install)."""
@@ -139,7 +143,7 @@ class Client:
         if name not in self._clients:
             self._clients[name] = self.node.create_client(srv_type, name)
         client = self._clients[name]
-        assert client.wait_for_service(timeout_sec=timeout), f"service {name} not available"
+        assert client.wait_for_service(timeout_sec=max(timeout, START)), f"service {name} not available"
         # A request sent just after discovery can lose its response (the server's response writer
         # not yet matched with this client): ask again, as a client would, before failing.
         for _ in range(3):
@@ -155,7 +159,7 @@ class Client:
         if node_name not in self._parameter_clients:
             self._parameter_clients[node_name] = AsyncParameterClient(self.node, node_name)
         client = self._parameter_clients[node_name]
-        assert client.wait_for_services(timeout_sec=20.0)
+        assert client.wait_for_services(timeout_sec=START)
         parameters = [Parameter(k.replace("__", "."), value=v) for k, v in values.items()]
         for _ in range(3):      # a response can be lost right after discovery, as in call(): ask again
             future = client.set_parameters_atomically(parameters)
@@ -290,7 +294,7 @@ def identify(client, node, stream, timeout=60.0, **fields):
     stream's last message: a stream's messages still queued at the node would otherwise be taken by
     the next call's recording (and their stamps, far from the next stream's, stop it as a gap)."""
     service = client.node.create_client(IdentifyPayload, f"{node.ns}/identify_payload")
-    assert service.wait_for_service(timeout_sec=20.0)
+    assert service.wait_for_service(timeout_sec=START)
     future = service.call_async(IdentifyPayload.Request(**fields))
     client.wait_for(future.done, action=stream.send if stream else None, every=0.01, timeout=timeout,
                     what="the answer of ~/identify_payload")

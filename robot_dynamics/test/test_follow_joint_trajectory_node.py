@@ -13,7 +13,6 @@ from rosnode import NodeProcess, RELIABLE
 
 from robot_dynamics import dynamics as rd  # noqa: E402
 from robot_dynamics.ros.follow_joint_trajectory import goal as fjt  # noqa: E402
-from robot_dynamics.ros.features import PARAMETERS  # noqa: E402
 from test_ros_follow_joint_trajectory import DELTA, PUMA, make_config, message, moveit_plan, retimed_directly  # noqa: E402
 
 from action_msgs.msg import GoalStatus  # noqa: E402
@@ -186,7 +185,6 @@ def test_retime_modes_as_the_controller_receives_them(client, node, front, contr
         assert np.allclose(tau, inverse_dynamics(config, q, v, a), rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.skipif("drive_compensates_gravity" not in PARAMETERS, reason="the node has no drive_compensates_gravity")
 def test_a_drive_that_compensates_gravity_gets_efforts_without_g(client, node, front, controller, config):
     settings(client, node, execution__controller_action=f"{node.ns}_arm/follow_joint_trajectory",
              execution__retime="when_infeasible", drive_compensates_gravity=True)

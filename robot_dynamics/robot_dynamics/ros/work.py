@@ -121,17 +121,20 @@ class HeavyWork:
                 if not future.set_running_or_notify_cancel():     # cancelled while waiting
                     continue
                 self._running = label
+            result = error = None
             try:
                 result = fn(*args)
             except BaseException as exc:    # noqa: B036 (given to the caller, never lost)
-                future.set_exception(exc)
+                error = exc
+            del fn, args
+            malloc_trim(0)
+            with self._cv:      # finished before the caller hears of it: pending() and the queue's room agree
+                self._running = None
+            if error is not None:
+                future.set_exception(error)
             else:
                 future.set_result(result)
-            finally:
-                del fn, args
-                malloc_trim(0)
-                with self._cv:
-                    self._running = None
+            del result, error
 
 
 class awaitable:
