@@ -55,7 +55,7 @@ class InverseKinematicsService(Part):
                 for r in requests]
 
     def configure(self, config, keep):
-        self.model = self.model_of = None     # copied on the first request
+        self.data = self.model = None         # made on the first request of this configuration
 
     async def serve(self, request, response):
         """The service's callback (main executor): the answer, or success=false and why."""
