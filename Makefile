@@ -38,12 +38,16 @@ $(INTERFACES): $(STAMP) scripts/build_interfaces.sh $(shell find underlay robot_
 	bash scripts/build_interfaces.sh $(VENV)
 	touch $@
 
+# the numba cache is warmed from the source tree while colcon builds (it needs only the underlay's numpy
+# and numba; the overlay's symlinks reach the same kernels/__pycache__): the two share the cores
 $(BUILT): $(INTERFACES) $(PACKAGE_FILES)
+	@echo "building the overlay and warming the numba cache (compiles every kernel once) at once"
+	@mkdir -p log
+	(cd robot_dynamics && exec ../$(PY) -m robot_dynamics.warm) > log/warm.log 2>&1 & warm=$$!; \
 	source $(VENV)/setup.bash && colcon build --symlink-install --base-paths robot_dynamics robot_dynamics_interfaces \
-	    --event-handlers console_cohesion- summary+ 2>&1 | tail -n 4
+	    --event-handlers console_cohesion- summary+ 2>&1 | tail -n 4; built=$$?; \
+	wait $$warm; warmed=$$?; cat log/warm.log; test $$built = 0 -a $$warmed = 0
 	test -f install/robot_dynamics/share/robot_dynamics/package.xml
-	@echo "warming the numba cache (compiles every kernel once)"
-	$(OVERLAY) python -m robot_dynamics.warm
 	touch $@
 
 venv: $(BUILT)

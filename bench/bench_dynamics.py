@@ -208,16 +208,14 @@ def markdown(rows):
 
 def main():
     logging.getLogger("robot_dynamics").setLevel(logging.ERROR)  # talos' zero-inertia link warnings
-    print(f"numpy {np.__version__}, numba {numba.__version__} (NUMBA_THREADING_LAYER="
-          f"{numba.config.THREADING_LAYER}, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}), "
-          f"pinocchio {pin.__version__}, {os.cpu_count()} cores; Pinocchio N>1 = Python loop over the batch")
+    print(f"numpy {np.__version__}, numba {numba.__version__} (batches on 2 threads: Python threads over the "
+          f"GIL-releasing one-thread drivers), pinocchio {pin.__version__}, {os.cpu_count()} cores; Pinocchio N>1 = Python loop over the batch")
     print(lane_line())
     print(f"\n## single calls: µs per call, thread CPU time, minimum of {SINGLE_REPEATS} repeats of {SINGLE_LOOP} "
           f"calls, ours and Pinocchio's in turn; load average {os.getloadavg()[0]:.2f}")
     single = [row for case in SINGLE for row in single_calls(*case)] + single_calls(*SAME_MODEL)
     results = {}
     rows = [row for case in CASES + [SAME_MODEL] for row in bench_robot(*case, results=results)]
-    print(f"\nnumba threading layer used: {numba.threading_layer()}")
     print("\n## kernel start: import + first inverse_dynamics on bundled puma560 (fresh process)")
     print("warm numba cache:", kernel_start())
     with tempfile.TemporaryDirectory() as fresh:

@@ -36,8 +36,9 @@ NO_EXT = np.zeros((0, K.EXT_COLS))
 #: NO_SPECS).get(frame)`; the checked path names it)
 NO_SPECS = {}
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
-#: states per batch below which threads are not worth starting
-PARALLEL_MIN_BATCH = 64
+#: states, and states x nv, per batch below which threads are not worth starting: handing a chunk to a
+#: pool thread costs ~0.1-0.2 ms here (PUMA RNEA, the cheapest per state, breaks even at ~1000 states)
+PARALLEL_MIN_BATCH, PARALLEL_MIN_WORK = 64, 6144
 
 
 def lane_count():
@@ -345,22 +346,54 @@ def check_threads(threads):
     return int(threads)
 
 
-def thread_count(batch, threads):
-    return 1 if batch < PARALLEL_MIN_BATCH else max(1, min(threads or default_threads(), batch))
+def thread_count(batch, threads, nv=PARALLEL_MIN_WORK):
+    """The threads a batch of `batch` states of a model with nv velocities runs on."""
+    if batch < PARALLEL_MIN_BATCH or batch * nv < PARALLEL_MIN_WORK:
+        return 1
+    return max(1, min(threads or default_threads(), batch))
 
 
 def drive(kernel, packed, n, threads, args, W, d):
-    """A kernel over a batch of n states (kernels/batch.py): on one thread L states at a time (LANES)
-    with d's lane scratch, W for the states that run alone, or one at a time for a kernel without a
-    lane step; else over threads (a copy of W each). Returns the per-state status."""
+    """A kernel over a batch of n states (kernels/batch.py): L states at a time (LANES) with d's lane
+    scratch, W for the states that run alone, or one at a time for a kernel without a lane step; on
+    one thread or on threads (`_batch.batch`). Returns the per-state status."""
     alg = kernel.algorithm
-    nthreads = thread_count(n, threads)
-    if nthreads > 1:
-        return _batch.batch(alg, packed, W, nthreads, None if alg.lanes is None else LANES, *args)
+    nthreads = thread_count(n, threads, d.nv_nv[0])
     status = np.zeros(n, np.int64)
     if alg.lanes is None:
-        _batch.rows(alg, packed, status, 0, n, W, *args)
-    else:
-        size = LANES.count * (W.size + sum(x[0].size for x, role in zip(args, alg.roles) if role in "iob"))
-        _batch.in_lanes(alg, packed, status, 0, n, W, d.lane_scratch(size, LANES), LANES, *args)
+        run = bound(_batch.rows, (alg, packed, status, 0, n, W), args)
+        if nthreads > 1:
+            return _batch.batch(run, alg, packed, W, nthreads, None, None, status, args)
+        run(alg, packed, status, 0, n, W, args)
+        return status
+    size = LANES.count * (W.size + sum(x[0].size for x, role in zip(args, alg.roles) if role in "iob"))
+    B = [d.lane_scratch(size, LANES, t) for t in range(nthreads)]
+    run = bound(_batch.in_lanes, (alg, packed, status, 0, n, W, B[0], LANES), args)
+    if nthreads > 1:
+        return _batch.batch(run, alg, packed, W, nthreads, LANES, B, status, args)
+    run(alg, packed, status, 0, n, W, B[0], LANES, args)
     return status
+
+
+ARRAY_FLAGS = 0x1 | 0x2 | 0x100 | 0x400    # what numba's array type reads: C, F contiguous, aligned, writeable
+_BOUND = {}     # (driver, algorithm, lanes, kinds of the arguments) -> the driver's compiled entry point
+
+
+def kinds(values):
+    """What numba's types of these values depend on (ndim, dtype, flags of arrays), cheaply."""
+    return tuple((x.ndim, x.dtype.num, x.flags.num & ARRAY_FLAGS) if type(x) is np.ndarray
+                 else kinds(x) if type(x) is tuple else type(x) for x in values)
+
+
+def bound(driver, head, args):
+    """The compiled entry point of a batch driver (`head` its arguments before the kernel's `args`,
+    its star arguments, passed as one tuple) per algorithm, lanes and `kinds`: numba's typed dispatch
+    of a driver call costs ~20 us here (its markers are typed in Python). Compiled or loaded once."""
+    key = (driver, head[0].name, head[-1] if head[-1] is LANES else None, kinds(head[1:]), kinds(args))
+    run = _BOUND.get(key)
+    if run is None:
+        argtypes = tuple(driver.typeof_pyval(x) for x in (*head, *args))
+        folded = driver._compiler.fold_argument_types(argtypes, {})[1]
+        run = _BOUND[key] = driver.compile(tuple(types.BaseTuple.from_types(t.types) if isinstance(
+            t, types.StarArgTuple) else t for t in folded))
+    return run

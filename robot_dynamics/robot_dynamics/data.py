@@ -36,7 +36,7 @@ class Data:
         self.zero = np.zeros(model.nv)                  # read only: v = a = 0 of the fast paths
         self.nothing_known = np.zeros(model.nv, bool)   # read only: forward dynamics' mask
         self.J, self.H = np.empty((6, model.nv)), np.empty((4, 4))    # the output a fast path drops
-        self.lanes = np.empty(0)        # lane scratch of one-thread batches (grown: `lane_scratch`)
+        self.lanes = [np.empty(0)]      # lane scratch of a batch's threads, the caller's first (grown: `lane_scratch`)
         self.frame_specs = {r: {} for r in REFERENCES}  # reference -> {frame: the kernels' frame spec row}
         # the shapes of one state's matrix outputs (a tuple built per call cost ~0.03 us of ~1 us)
         self.nv_nv, self.six_nv, self.three_nv = (model.nv, model.nv), (6, model.nv), (3, model.nv)
@@ -56,11 +56,14 @@ class Data:
             have = self._sized[kernel] = (m, kernel.workspace(self.packed, m))
         return have[1]
 
-    def lane_scratch(self, size, lanes):
-        """At least `size` doubles of lane scratch for one-thread batches (kept, grown)."""
-        if self.lanes.shape[0] < size:
-            self.lanes = K.lane_scratch(size, lanes)
-        return self.lanes
+    def lane_scratch(self, size, lanes, thread=0):
+        """At least `size` doubles of lane scratch for thread `thread` of a batch (0: the caller; kept,
+        grown: a batch's threads fault in no fresh memory on each call)."""
+        while len(self.lanes) <= thread:
+            self.lanes.append(np.empty(0))
+        if self.lanes[thread].shape[0] < size:
+            self.lanes[thread] = K.lane_scratch(size, lanes)
+        return self.lanes[thread]
 
 
 #: the kernel modules whose workspace depends on the model alone: made with each Data

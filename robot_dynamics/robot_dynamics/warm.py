@@ -26,47 +26,52 @@ from .urdf import load_urdf
 
 
 def calls(model):
-    """One call of every public function: single state, a small batch (one thread) and a
-    batch large enough for threads (the parallel kernels)."""
+    """One call of every public function: a single state and a small batch (a batch on threads runs
+    the same compiled drivers, kernels/batch.py)."""
     rng = np.random.default_rng(0)
     q = rd.neutral(model)
     v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
     frame = model.frame_names[-1]
     wrench = {frame: np.ones(6)}
     known = np.arange(model.nv) % 2 == 0
-    batches = [(np.tile(x, (n, 1)) for x in (q, v, a, known)) for n in (2, rd.PARALLEL_MIN_BATCH)]
-    for (Q, V, A, K), t in zip([(q, v, a, known)] + batches, (1, 1, 2)):
-        yield "inverse_dynamics", lambda: rd.inverse_dynamics(model, Q, V, A, threads=t)
-        yield "inverse_dynamics+wrench", lambda: rd.inverse_dynamics(model, Q, V, A, wrench, threads=t)
-        yield "gravity_torques", lambda: rd.gravity_torques(model, Q, threads=t)
-        yield "mass_matrix", lambda: rd.mass_matrix(model, Q, threads=t)
-        yield "coriolis_matrix", lambda: rd.coriolis_matrix(model, Q, V, threads=t)
-        yield "forward_dynamics", lambda: rd.forward_dynamics(model, Q, V, A, threads=t)
-        yield "hybrid_dynamics", lambda: rd.hybrid_dynamics(model, Q, V, K, A, A, threads=t)
-        yield "frame_jacobian", lambda: rd.frame_jacobian(model, Q, frame, threads=t)
-        yield "frame_placement", lambda: rd.frame_placement(model, Q, frame, threads=t)
-        yield "wrench_to_joint_torques", lambda: rd.wrench_to_joint_torques(model, Q, frame, np.ones(Q.shape[:-1] + (6,)), threads=t)
-        yield "joint_torque_regressor", lambda: rd.joint_torque_regressor(model, Q, V, A, threads=t)
-        yield "generalized_momentum", lambda: rd.generalized_momentum(model, Q, V)
-        yield "inverse_dynamics_derivatives", lambda: rd.inverse_dynamics_derivatives(model, Q, V, A, threads=t)
-        yield "forward_dynamics_derivatives", lambda: rd.forward_dynamics_derivatives(model, Q, V, A, threads=t)
-        yield "constrained_forward_dynamics", lambda: rd.constrained_forward_dynamics(
-            model, Q, V, A, [(frame, "point")], threads=t)
-        yield "contact_inverse_dynamics", lambda: rd.contact_inverse_dynamics(model, Q, 0, 0, [(frame, "6d")], threads=t)
-        yield "inverse_kinematics", lambda: rd.inverse_kinematics(model, frame, rd.frame_placement(model, Q, frame), Q,
-                                                                  restarts=0, threads=t)
-        yield "simulate", lambda: rd.simulate(model, Q, V, 1e-3, 2, threads=t)
-        yield "center_of_mass", lambda: rd.center_of_mass(model, Q, threads=t)
-        yield "center_of_mass_jacobian", lambda: rd.center_of_mass_jacobian(model, Q, threads=t)
-        yield "centroidal_momentum_matrix", lambda: rd.centroidal_momentum_matrix(model, Q, threads=t)
-        yield "centroidal_state", lambda: rd.centroidal_state(model, Q, V, threads=t)
-        yield "potential_energy", lambda: rd.potential_energy(model, Q, threads=t)
-        yield "frame_velocity", lambda: rd.frame_velocity(model, Q, V, frame, threads=t)
-        yield "frame_acceleration", lambda: rd.frame_acceleration(model, Q, V, A, frame, threads=t)
+    for Q, V, A, K in ((q, v, a, known), tuple(np.tile(x, (2, 1)) for x in (q, v, a, known))):
+        yield from state_calls(model, frame, wrench, Q, V, A, K, 1)
     yield "momentum observer", lambda: observe(model, q, v, frame)
     yield "simulate (callable)", lambda: rd.simulate(model, q, v, 1e-3, 1, tau=lambda t, q, v: 0 * v)
     yield "lie", lambda: lie_calls(v[:3] if len(v) >= 3 else np.ones(3))
     yield from trajectory_calls(model)
+
+
+def state_calls(model, frame, wrench, Q, V, A, K, t):
+    """Every public function on one state or one batch (its own scope: each call's lambdas keep
+    their Q, V, A, K and t)."""
+    yield "inverse_dynamics", lambda: rd.inverse_dynamics(model, Q, V, A, threads=t)
+    yield "inverse_dynamics+wrench", lambda: rd.inverse_dynamics(model, Q, V, A, wrench, threads=t)
+    yield "gravity_torques", lambda: rd.gravity_torques(model, Q, threads=t)
+    yield "mass_matrix", lambda: rd.mass_matrix(model, Q, threads=t)
+    yield "coriolis_matrix", lambda: rd.coriolis_matrix(model, Q, V, threads=t)
+    yield "forward_dynamics", lambda: rd.forward_dynamics(model, Q, V, A, threads=t)
+    yield "hybrid_dynamics", lambda: rd.hybrid_dynamics(model, Q, V, K, A, A, threads=t)
+    yield "frame_jacobian", lambda: rd.frame_jacobian(model, Q, frame, threads=t)
+    yield "frame_placement", lambda: rd.frame_placement(model, Q, frame, threads=t)
+    yield "wrench_to_joint_torques", lambda: rd.wrench_to_joint_torques(model, Q, frame, np.ones(Q.shape[:-1] + (6,)), threads=t)
+    yield "joint_torque_regressor", lambda: rd.joint_torque_regressor(model, Q, V, A, threads=t)
+    yield "generalized_momentum", lambda: rd.generalized_momentum(model, Q, V)
+    yield "inverse_dynamics_derivatives", lambda: rd.inverse_dynamics_derivatives(model, Q, V, A, threads=t)
+    yield "forward_dynamics_derivatives", lambda: rd.forward_dynamics_derivatives(model, Q, V, A, threads=t)
+    yield "constrained_forward_dynamics", lambda: rd.constrained_forward_dynamics(
+        model, Q, V, A, [(frame, "point")], threads=t)
+    yield "contact_inverse_dynamics", lambda: rd.contact_inverse_dynamics(model, Q, 0, 0, [(frame, "6d")], threads=t)
+    yield "inverse_kinematics", lambda: rd.inverse_kinematics(model, frame, rd.frame_placement(model, Q, frame), Q,
+                                                              restarts=0, threads=t)
+    yield "simulate", lambda: rd.simulate(model, Q, V, 1e-3, 2, threads=t)
+    yield "center_of_mass", lambda: rd.center_of_mass(model, Q, threads=t)
+    yield "center_of_mass_jacobian", lambda: rd.center_of_mass_jacobian(model, Q, threads=t)
+    yield "centroidal_momentum_matrix", lambda: rd.centroidal_momentum_matrix(model, Q, threads=t)
+    yield "centroidal_state", lambda: rd.centroidal_state(model, Q, V, threads=t)
+    yield "potential_energy", lambda: rd.potential_energy(model, Q, threads=t)
+    yield "frame_velocity", lambda: rd.frame_velocity(model, Q, V, frame, threads=t)
+    yield "frame_acceleration", lambda: rd.frame_acceleration(model, Q, V, A, frame, threads=t)
 
 
 def trajectory_calls(model):
@@ -94,17 +99,21 @@ FIVE_BAR_MOTORS = ("left_base_joint", "right_base_joint")
 
 def closed_chain_calls(five_bar):
     """The closed-chain functions on the five-bar (numba compiles per argument types, not per
-    robot): a single state, a small batch and a batch for threads, as `calls`."""
+    robot): a single state and a small batch, as `calls`."""
     q = rd.neutral(five_bar)
     known = np.zeros(five_bar.nv, bool)
-    batches = [(np.tile(q, (n, 1)), np.tile(known, (n, 1))) for n in (2, rd.PARALLEL_MIN_BATCH)]
-    for (Q, K), t in zip([(q, known)] + batches, (1, 1, 2)):
-        Z = np.zeros(Q.shape[:-1] + (five_bar.nv,))
-        yield "constrained_inverse_dynamics", lambda: rd.constrained_inverse_dynamics(
-            five_bar, Q, 0, 0, FIVE_BAR_MOTORS, loops=FIVE_BAR_LOOPS, threads=t)
-        yield "constrained_hybrid_dynamics", lambda: rd.constrained_hybrid_dynamics(
-            five_bar, Q, Z, K, Z, Z, loops=FIVE_BAR_LOOPS, threads=t)
-        yield "assemble", lambda: rd.assemble(five_bar, Q, FIVE_BAR_LOOPS, fixed=FIVE_BAR_MOTORS, threads=t)
+    for Q, K in ((q, known), (np.tile(q, (2, 1)), np.tile(known, (2, 1)))):
+        yield from loop_calls(five_bar, Q, K, 1)
+
+
+def loop_calls(five_bar, Q, K, t):
+    """The closed-chain functions on one state or one batch (its own scope, as `state_calls`)."""
+    Z = np.zeros(Q.shape[:-1] + (five_bar.nv,))
+    yield "constrained_inverse_dynamics", lambda: rd.constrained_inverse_dynamics(
+        five_bar, Q, 0, 0, FIVE_BAR_MOTORS, loops=FIVE_BAR_LOOPS, threads=t)
+    yield "constrained_hybrid_dynamics", lambda: rd.constrained_hybrid_dynamics(
+        five_bar, Q, Z, K, Z, Z, loops=FIVE_BAR_LOOPS, threads=t)
+    yield "assemble", lambda: rd.assemble(five_bar, Q, FIVE_BAR_LOOPS, fixed=FIVE_BAR_MOTORS, threads=t)
 
 
 def five_bar_urdf(beside):

@@ -134,7 +134,7 @@ def test_the_kernels_heavy_requests_run_in_release_the_gil():
     GIL (numba nogil), so the joint_states thread computes beside a heavy request; the single-state
     entry points of the joint_states path do not (a release per call would only cost it)."""
     from robot_dynamics.kernels import batch, interpolation, reachability, rnea
-    released = [batch.rows, batch.in_lanes, batch.batch, reachability.first_bad_gridpoint, reachability.stage_rows,
+    released = [batch.rows, batch.in_lanes, reachability.first_bad_gridpoint, reachability.stage_rows,
                 reachability.time_optimal, reachability.last_acceleration, reachability.assemble,
                 interpolation.sample_rows, interpolation.first_bad]
     assert [f.__name__ for f in released if not f.targetoptions.get("nogil")] == []

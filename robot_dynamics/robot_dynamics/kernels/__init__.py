@@ -41,10 +41,8 @@ columns named in the algorithm's module; `workspace(model)` there makes it) that
 single-state entry point, and, for batches across lanes, a lane step `<name>_lanes` (the same
 passes on L states). Its module declares it to the batch drivers (`batch.Algorithm`: the entry
 point, the role of each argument, the lane step), which run it over the rows of a batch on one
-thread (`batch.rows`, `batch.in_lanes`) or over threads (`batch.batch`: prange over chunks, a copy
-of the workspace each; the thread count is an argument so that `cache=True` holds). One thread goes
-straight to the one-thread drivers: calling a parallel function, even on a path without a parallel
-region, made a batch several times slower here.
+thread (`batch.rows`, `batch.in_lanes`) or over threads (`batch.batch`: a chunk of states per
+thread, each with a copy of the workspace, on Python threads: the one-thread drivers release the GIL).
 
 Kernels take and return the user's coordinates: a joint reads its q and v through the model's
 source/scale columns (mimic joints follow their leader) and adds its torque, times its scale, to

@@ -6,8 +6,9 @@
               at once, the outputs transposed back (`blocks.scatter`); a block with an unusable input
               or a failing lane runs again state by state (`rows`), which gives each state its exact
               status, so that errors name the batch row
-    batch     a batch over nthreads threads (prange over `common.chunk`s), each with a copy of the
-              caller's workspace, running `in_lanes` (or `rows` for kernels without a lane step)
+    batch     a batch over nthreads threads (the caller and POOL's threads, a `common.chunk` each),
+              each with a copy of the caller's workspace, running `in_lanes` (or `rows` for kernels
+              without a lane step)
 
 A kernel takes part by declaring an `Algorithm` in its module: its per-state entry point
 `name(model, *args, W) -> status` (W its workspace: an array, or a tuple of arrays), the role of
@@ -18,14 +19,15 @@ type with a stable name, so numba's cache holds across processes) and build each
 from its roles when they compile (`@overload`s below). The cache guard (cache.py) drops this
 module's cached code with every kernel's, so a changed algorithm is never run stale.
 """
-import numpy as np
+from concurrent.futures import ThreadPoolExecutor
+
 from llvmlite import ir
-from numba import types
+from numba import config, types
 from numba.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
 
-from .blocks import gather, lane_scratch, scatter, view2, view3
-from .common import OK, chunk
-from .jit import FAST, fast, generated, parallel, prange, released
+from .blocks import gather, scatter, view2, view3
+from .common import OK
+from .jit import FAST, fast, generated, released
 from .lanes import lanes_count
 
 #: the role of a kernel argument: a state input (per state; checked in a lane block), an output (per
@@ -33,6 +35,8 @@ from .lanes import lanes_count
 #: one row for every state or one per state (a lane block needs its states' rows equal), shared by all
 ROLES = {"i": "input", "o": "output", "b": "input and output", "r": "row", "s": "shared"}
 ALGORITHMS = {}
+#: the threads a batch runs on beside the calling one (numba's thread count: the cores it may use)
+POOL = ThreadPoolExecutor(max_workers=max(1, config.NUMBA_NUM_THREADS - 1), thread_name_prefix="robot_dynamics-batch")
 
 
 class Algorithm:
@@ -92,45 +96,6 @@ def _run_state(alg, model, args, s, W):
                       f"    return state(model, {', '.join(_state_args(a.roles, 's'))}, {w})\n", {"state": a.state})
 
 
-def batch_size(alg, args):
-    pass
-
-
-@overload(batch_size, jit_options=FAST)
-def _batch_size(alg, args):
-    """The number of states: the rows of the first per-state argument."""
-    k = next(k for k, r in enumerate(ALGORITHMS[alg.algorithm].roles) if r in "iob")
-    return lambda alg, args: len(args[k])
-
-
-def fresh_copy(W):
-    pass
-
-
-@overload(fresh_copy)
-def _fresh_copy(W):
-    """A thread's own workspace: a copy of the caller's (an array, or a tuple of arrays)."""
-    if isinstance(W, types.BaseTuple):
-        return generated("def impl(W):\n    return (" + "".join(f"W[{k}].copy(), " for k in range(len(W))) + ")\n",
-                          {})
-    return lambda W: W.copy()
-
-
-def lane_size(alg, W, args, lanes):
-    pass
-
-
-@overload(lane_size, jit_options=FAST)
-def _lane_size(alg, W, args, lanes):
-    """Doubles of lane scratch `lanes` needs: the workspace and each per-state argument, L times."""
-    if isinstance(lanes, types.NoneType):
-        return lambda alg, W, args, lanes: 0
-    sizes = " + ".join(["W.size"] + [f"args[{k}][0].size" for k, r in enumerate(ALGORITHMS[alg.algorithm].roles)
-                                     if r in "iob"])
-    return generated(f"def impl(alg, W, args, lanes):\n    return lanes_count(lanes) * ({sizes})\n",
-                      {"lanes_count": lanes_count})
-
-
 def lane_blocks(alg, model, status, lo, hi, W, B, lanes, args):
     pass
 
@@ -181,20 +146,6 @@ def _lane_blocks(alg, model, status, lo, hi, W, B, lanes, args):
         "same_rows": same_rows, "step": a.lanes, "rows": rows, "OK": OK})
 
 
-def states(alg, model, status, lo, hi, W, B, lanes, args):
-    pass
-
-
-@overload(states)
-def _states(alg, model, status, lo, hi, W, B, lanes, args):
-    """States lo..hi on this thread (of `batch`): in lanes, or one at a time without lanes (None) or a
-    lane step; the one-thread drivers called as compiled functions of their own (as `fast`)."""
-    if isinstance(lanes, types.NoneType) or ALGORITHMS[alg.algorithm].lanes is None:
-        return lambda alg, model, status, lo, hi, W, B, lanes, args: rows(alg, model, status, lo, hi, W, *args)
-    return lambda alg, model, status, lo, hi, W, B, lanes, args: in_lanes(alg, model, status, lo, hi, W, B, lanes,
-                                                                           *args)
-
-
 # --- the drivers ------------------------------------------------------------------------------------
 @fast
 def same_rows(X, s0, n):
@@ -215,19 +166,31 @@ def rows(alg, model, status, lo, hi, W, *args):
 
 @released
 def in_lanes(alg, model, status, lo, hi, W, B, lanes, *args):
-    """alg over states lo..hi, L at a time (the marker `lanes`), B the lane scratch (`lane_size`
-    doubles), W for the states that run alone."""
+    """alg over states lo..hi, L at a time (the marker `lanes`), B the lane scratch (L doubles for
+    each of the workspace's and each per-state argument's: calling.drive), W for the states that run alone."""
     lane_blocks(alg, model, status, lo, hi, W, B, lanes, args)
 
 
-@parallel
-def batch(alg, model, W, nthreads, lanes, *args):
-    """alg over a batch on nthreads threads, each with a copy of W and lane scratch of its own, L
-    states at a time (lanes None: one at a time). Returns the per-state status."""
-    n = batch_size(alg, args)
-    status = np.zeros(n, np.int64)
-    size = lane_size(alg, W, args, lanes)
-    for t in prange(nthreads):
-        lo, hi = chunk(t, n, nthreads)
-        states(alg, model, status, lo, hi, fresh_copy(W), lane_scratch(size, lanes), lanes, args)
+def batch(run, alg, model, W, nthreads, lanes, scratch, status, args):
+    """alg over a batch on nthreads threads: `run` (the compiled `in_lanes` with lanes, else `rows`,
+    called with the star arguments as one tuple: calling.bound) on a `common.chunk` of the states
+    per thread, the calling thread's with W and scratch[0], each of POOL's with a copy of W and
+    scratch[t]. The one-thread drivers release the GIL, so the chunks run at once: Python threads
+    rather than numba's prange, whose parallel variant of every driver was a third of the kernels'
+    compile time. Fills the per-state status."""
+    n = len(status)
+
+    def part(t, W):
+        lo, hi = t * n // nthreads, (t + 1) * n // nthreads      # common.chunk
+        if lanes is None:
+            run(alg, model, status, lo, hi, W, args)
+        else:
+            run(alg, model, status, lo, hi, W, scratch[t], lanes, args)
+    others = [POOL.submit(part, t, tuple(w.copy() for w in W) if isinstance(W, tuple) else W.copy())
+              for t in range(1, nthreads)]
+    try:
+        part(0, W)
+    finally:
+        for other in others:
+            other.result()
     return status

@@ -3,7 +3,7 @@ that `@overload`s generate (`generated`).
 
 The kernels allocate nothing, so they are compiled without numba's reference counting
 (_nrt=False): the atomic increments and decrements around every helper call and array view
-cost single calls 10-25 %. Only the `workspace` functions and the parallel drivers allocate.
+cost single calls 10-25 %. Only the `workspace` functions allocate.
 
 `released` is `fast` that releases the GIL while it runs (numba's nogil): the entry points called from
 Python with a batch or a long loop (the batch drivers, TOPP-RA's passes, the interpolation of many
@@ -11,12 +11,7 @@ samples), which the node's heavy requests spend their time in while its joint_st
 beside them. Not the single-state entry points: the joint_states path calls them directly and a
 release and re-acquire per call would only add to it.
 """
-import os
-
-# numba's OpenMP pool spins actively by default; on 2 cores that stalled every batch call ~16 ms
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from numba import njit, prange  # noqa: E402,F401
+from numba import njit
 
 #: the kernels' options; an `@overload` used inside them compiles with them too (`jit_options=FAST`): a
 #: view made without reference counting and released with it would free the memory under it
@@ -25,7 +20,6 @@ fast = njit(cache=True, **FAST)
 released = njit(cache=True, nogil=True, **FAST)
 inline = njit(cache=True, inline="always", **FAST)
 allocating = njit(cache=True, error_model="numpy", fastmath={"contract"})
-parallel = njit(cache=True, parallel=True, nogil=True, error_model="numpy", fastmath={"contract"})
 
 
 def generated(source, names):

@@ -10,6 +10,7 @@ RneaBackwardStep), the base moving up at g (a_0 = -g, RBDA ch. 5):
     external_wrenches  f_i -= f_ext_i                             in body i's joint frame
     backward_pass      tau_i = S_i^T f_i + armature qdd_i          leaves to root
                        f_p += X_i^T f_i
+    g(q) (`gravity`): the forward pass at rest (`static_pass`: a_i = X_i a_p, f_i = I_i a_i)
 
 The joint model, where the joint's kind is decided (its S, Featherstone's table 4.1): `jcalc` gives
 X_i = X_J(q_i) X_T(i) = (E, r), the transform from the parent's joint frame to body i's (E its
@@ -58,11 +59,17 @@ def rnea(model, q, v, a, ext, tau, W):
 
 @fast
 def gravity(model, q, zero, tau, W):
-    """g(q) of one state: `rnea` with v = qdd = 0 (`zero`: nv zeros, read for both) and no external
-    wrench (Pinocchio's computeGeneralizedGravity): the same passes, two arrays fewer to hand over."""
+    """g(q) of one state: `rnea` with v = qdd = 0 (`zero`: nv zeros) and no external wrench, its
+    forward pass without the velocity terms (`static_pass`; Pinocchio's computeGeneralizedGravity)."""
     if not (sized(model, q, NQ) and sized(model, zero, NV) and usable(q)):
         return NONFINITE
-    return newton_euler(model, q, zero, zero, model[:0], tau, W, False)
+    for i in range(model.shape[0] - 1):
+        joint_angle(model, q, W, i, None)
+    status = static_pass(model, q, W, None)
+    if status != OK:
+        return status
+    backward_pass(model, zero, tau, W, None)
+    return OK
 
 
 @fast
@@ -111,14 +118,27 @@ def forward_pass(model, q, v, a, W, l):
 
 
 @inline
-def jcalc(model, q, v, a, W, i, vp, ap, l):
-    """The joint model of body i (Featherstone's jcalc, RBDA table 4.1; Pinocchio's JointModel calc):
-    X_i = X_J(q_i) X_T(i) = (E, r) after the joint angles (`joint_angle`): with (R, p) the joint's
-    placement and its motion applied after it, E = R^T and r = p; and the parent's velocity and
-    acceleration v_p, a_p carried into the body with the joint's motion added, v_i = X_i v_p + S qd
-    and a_i = X_i a_p + S qdd + v_i x S qd. First: True (in some lane) for a floating joint whose
-    quaternion is not unit."""
-    jt, iq, k = model[i, JTYPE], int(model[i, QSRC]), user_v(model, i, 0)
+def static_pass(model, q, W, l):
+    """`forward_pass` at rest (v = qdd = 0): a_i = X_i a_p (a_0 = -g) and f_i = I_i a_i."""
+    for i in range(model.shape[0] - 1):
+        par = parent(model, i)
+        not_unit, E, r = joint_transform(model, q, W, i, l)
+        if any_lane(not_unit):
+            return fail(BAD_QUATERNION, i)
+        ai = to_child(E, r, get6(W, par, W_A, l) if par >= 0 else root_acceleration(model))
+        set9(W, i, W_X, E, l)
+        set3(W, i, W_X + 9, r, l)
+        set6(W, i, W_A, ai, l)
+        set6(W, i, W_F, inertia_times(model, i, INERTIA, ai), l)
+    return OK
+
+
+@inline
+def joint_transform(model, q, W, i, l):
+    """X_i = X_J(q_i) X_T(i) = (E, r) of body i after the joint angles (`joint_angle`): with (R, p)
+    the joint's placement and its motion applied after it, E = R^T and r = p. First: True (in some
+    lane) for a floating joint whose quaternion is not unit."""
+    jt, iq = model[i, JTYPE], int(model[i, QSRC])
     R, p = get9(model, i, ROT), get3(model, i, POS)
     not_unit = False
     if jt == REVOLUTE:          # a turn about z
@@ -134,7 +154,18 @@ def jcalc(model, q, v, a, W, i, vp, ap, l):
     else:                       # planar: a slide in x-y, then a turn about z
         t = matvec3(R, (at1(q, iq, l), at1(q, iq + 1, l), 0.0))
         R, p = rotate_z(R, at(W, i, W_JOINT + 1, l), at(W, i, W_JOINT + 2, l)), (p[0] + t[0], p[1] + t[1], p[2] + t[2])
-    E = transpose3(R)
+    return not_unit, transpose3(R), p
+
+
+@inline
+def jcalc(model, q, v, a, W, i, vp, ap, l):
+    """The joint model of body i (Featherstone's jcalc, RBDA table 4.1; Pinocchio's JointModel calc):
+    X_i = X_J(q_i) X_T(i) = (E, r) (`joint_transform`), and the parent's velocity and acceleration
+    v_p, a_p carried into the body with the joint's motion added, v_i = X_i v_p + S qd and
+    a_i = X_i a_p + S qdd + v_i x S qd. First: True (in some lane) for a floating joint whose
+    quaternion is not unit."""
+    jt, k = model[i, JTYPE], user_v(model, i, 0)
+    not_unit, E, p = joint_transform(model, q, W, i, l)
     vi, ai = to_child(E, p, vp), to_child(E, p, ap)
     if jt == REVOLUTE:          # S = e_z angular
         qd, qdd = at1(v, k, l) * model[i, VSCALE], at1(a, k, l) * model[i, VSCALE]

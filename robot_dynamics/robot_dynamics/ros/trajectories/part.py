@@ -271,8 +271,8 @@ class TrajectoryServices(Part):
     @staticmethod
     def warm(config):
         """Each service once on a two-waypoint path of the model's joints (every limit given, so that a
-        URDF without limits compiles them too), and a check along its interpolation; both with batches
-        of PARALLEL_MIN_BATCH states or more (the inverse dynamics' parallel kernel)."""
+        URDF without limits compiles them too), and a check along its interpolation (batches of states:
+        the batch drivers, on one thread or several, kernels/batch.py)."""
         model = config.model
         if not model.joint_names:
             return []
