@@ -38,7 +38,7 @@ NO_SPECS = {}
 F64, BOOL = np.dtype(np.float64), np.dtype(np.bool_)
 #: states, and states x nv, per batch below which threads are not worth starting: handing a chunk to a
 #: pool thread costs ~0.1-0.2 ms here (PUMA RNEA, the cheapest per state, breaks even at ~1000 states)
-PARALLEL_MIN_BATCH, PARALLEL_MIN_WORK = 64, 6144
+PARALLEL_MIN_BATCH, PARALLEL_MIN_WORK = 64, 6000
 
 
 def lane_count():
