@@ -98,9 +98,12 @@ def test_gravity_and_contact_forces_are_contact_inverse_dynamics_of_the_same_mes
         out = answer(client, standing, "gravity_torques", JointState, stamp, send)
         assert list(out.name) == model.joint_names and close(out.effort, tau[6:])
         assert not close(out.effort, rd.gravity_torques(model, q)[6:], 1e-3)    # not the base-held torques
-        command = client.wait_for(lambda: next((c for c in reversed(commands)
-                                                if np.array_equal(c.data, out.effort)), None),  # noqa: B023
-                                  what="the gravity_commands published with it")
+        # sent again until it comes (gravity_commands' subscription may match after gravity_torques'): the
+        # command equal to an answer of this stamp
+        answers = client.inbox[f"{standing.ns}/gravity_torques"]
+        command = client.wait_for(lambda: next((c for c in reversed(commands) for m in answers  # noqa: B023
+                                                if stamp_ns(m) == stamp and np.array_equal(c.data, m.effort)), None),
+                                  action=send, every=1.0, what="the gravity_commands published with it")
         assert close(command.data, tau[6:])
         f = answer(client, standing, "contact_forces", ContactForces, stamp, send)
         assert [(w.link, w.reference) for w in f.wrenches] == [(s, "local_world_aligned") for s in SOLES]

@@ -47,17 +47,20 @@ def gravity_round_trip(client, node, names, positions, stamp, velocities=()):
     gravity_torques and gravity_commands for that stamp."""
     states = client.inbox.get(f"{node.ns}/gravity_torques") or client.listen(JointState, f"{node.ns}/gravity_torques")
     commands = client.inbox.get(f"{node.ns}/gravity_commands") or client.listen(Float64MultiArray, f"{node.ns}/gravity_commands")
-    out = client.wait_for(lambda: next((m for m in states if stamp_ns(m) == stamp), None),
-                          action=lambda: client.joint_state(node.joint_states, names, positions, velocities, stamp),
+    send = lambda: client.joint_state(node.joint_states, names, positions, velocities, stamp)  # noqa: E731
+    out = client.wait_for(lambda: next((m for m in states if stamp_ns(m) == stamp), None), action=send,
                           what=f"gravity_torques stamped {stamp}")
-    return out, command_for(client, commands, out)
+    return out, command_for(client, commands, out, send, states)
 
 
-def command_for(client, commands, state):
+def command_for(client, commands, state, send, states):
     """The gravity_commands message published with the JointState `state` (commands carry no stamp:
-    the one with the same efforts, waited for)."""
-    return client.wait_for(lambda: next((c for c in reversed(commands) if np.array_equal(c.data, state.effort)), None),
-                           what="the gravity_commands published with it")
+    the one with the same efforts as an answer of its stamp in `states`, waited for while `send`
+    sends the state again: the commands' subscription may match after the answers')."""
+    stamp = stamp_ns(state)
+    return client.wait_for(lambda: next((c for c in reversed(commands) for m in states
+                                         if stamp_ns(m) == stamp and np.array_equal(c.data, m.effort)), None),
+                           action=send, every=1.0, what="the gravity_commands published with it")
 
 
 # --- joint_states -> gravity ---------------------------------------------------------------------
@@ -249,12 +252,12 @@ def test_reference_gives_the_computed_torque_feedforward(client, model):
                             what=f"the node's status saying {words!r}")
         # one point, starting at 42 ns: the joint_states stamped 42 ns are at that point (its v and a)
         serve(reference(names, q_d[order], v_d[order], a_d[order], stamp_ns=42), "started at 0.000000042 s")
-        out = client.wait_for(lambda: next((m for m in torques if stamp_ns(m) == 42), None),
-                              action=lambda: client.joint_state(node.joint_states, model.joint_names, q, v, 42),
+        send = lambda: client.joint_state(node.joint_states, model.joint_names, q, v, 42)  # noqa: E731
+        out = client.wait_for(lambda: next((m for m in torques if stamp_ns(m) == 42), None), action=send,
                               what="feedforward_torques")
         expected = rd.inverse_dynamics(model, q, v, a_d + 25.0 * (q_d - q) + 10.0 * (v_d - v))
         assert close(out.effort, expected)
-        assert close(command_for(client, commands, out).data, expected)
+        assert close(command_for(client, commands, out, send, torques).data, expected)
 
         result = client.set_parameters(node.name, feedforward__evaluate_at="desired")
         assert result.successful
