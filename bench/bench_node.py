@@ -970,12 +970,7 @@ def goals(repeats, duration, warmup):
         bench.node.destroy_node()
         rclpy.try_shutdown()
         stop_all()
-    print(f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
-    print("| window | sent | dropped | p50 ms | p99 ms | max ms | node CPU % | other CPU % | sender late max ms |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for label, r in rows:
-        print(f"| {label} | {r['sent']} | {r['dropped']} | {fmt_ms(r['p50'])} | {fmt_ms(r['p99'])} | "
-              f"{fmt_ms(r['max'])} | {r['child_cpu']:.0f} | {r['other_cpu']:.0f} | {r['late_max_ms']:.1f} |")
+    print_windows(rows)
     for label in ("quiet", "goals"):
         p99 = [r["p99"] for k, r in rows if k == label]
         print(f"{label}: p99 median {fmt_ms(float(np.median(p99)))} ms over {len(p99)} windows")
@@ -1273,6 +1268,16 @@ def fuzz_client(ns, seconds):
     return 0
 
 
+def print_windows(rows):
+    """The load at the end and a table row per (label, stream result) window (--goals, --fuzz)."""
+    print(f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    print("| window | sent | dropped | p50 ms | p99 ms | max ms | node CPU % | other CPU % | sender late max ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, r in rows:
+        print(f"| {label} | {r['sent']} | {r['dropped']} | {fmt_ms(r['p50'])} | {fmt_ms(r['p99'])} | "
+              f"{fmt_ms(r['max'])} | {r['child_cpu']:.0f} | {r['other_cpu']:.0f} | {r['late_max_ms']:.1f} |")
+
+
 def fuzz(seconds):
     """The node (PUMA 560) at 1 kHz, quiet and under the fuzz: p99, drops, memory."""
     import json
@@ -1315,12 +1320,7 @@ def fuzz(seconds):
         bench.node.destroy_node()
         rclpy.try_shutdown()
         stop_all()
-    print(f"load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
-    print("| window | sent | dropped | p50 ms | p99 ms | max ms | node CPU % | other CPU % | sender late max ms |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for label, r in rows:
-        print(f"| {label} | {r['sent']} | {r['dropped']} | {fmt_ms(r['p50'])} | {fmt_ms(r['p99'])} | "
-              f"{fmt_ms(r['max'])} | {r['child_cpu']:.0f} | {r['other_cpu']:.0f} | {r['late_max_ms']:.1f} |")
+    print_windows(rows)
     quiet, loaded = rows[0][1], rows[1][1]
     print(f"\np99 under the fuzz {loaded['p99'] - quiet['p99']:+.3f} ms over the quiet p99 (target: within 1 ms); "
           f"dropped {loaded['dropped']} of {loaded['sent']} (target: 0).")

@@ -346,7 +346,7 @@ def check_threads(threads):
     return int(threads)
 
 
-def thread_count(batch, threads, nv=PARALLEL_MIN_WORK):
+def thread_count(batch, threads, nv):
     """The threads a batch of `batch` states of a model with nv velocities runs on."""
     if batch < PARALLEL_MIN_BATCH or batch * nv < PARALLEL_MIN_WORK:
         return 1
