@@ -30,23 +30,24 @@ export OPENBLAS_NUM_THREADS := 1
 $(STAMP): $(REQS) scripts/write_underlay.sh
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q $(addprefix -r ,$(REQS))
+	$(PY) -m pip install -q -r requirements/runtime.txt
+	bash scripts/warm.sh start $(PY)
+	$(PY) -m pip install -q $(addprefix -r ,$(REQS)) || { bash scripts/warm.sh stop; false; }
 	bash scripts/write_underlay.sh $(VENV)
 	touch $@
 
 $(INTERFACES): $(STAMP) scripts/build_interfaces.sh $(shell find underlay robot_dynamics_interfaces/cmake -type f)
-	bash scripts/build_interfaces.sh $(VENV)
+	bash scripts/build_interfaces.sh $(VENV) || { bash scripts/warm.sh stop; false; }
 	touch $@
 
-# the numba cache is warmed from the source tree while colcon builds (it needs only the underlay's numpy
-# and numba; the overlay's symlinks reach the same kernels/__pycache__): the two share the cores
+# the numba cache is warmed from the source tree (scripts/warm.sh), started as soon as the runtime
+# requirements are in the venv: it compiles while pip installs the rest, the interfaces and the overlay
+# build (the overlay's symlinks reach the same kernels/__pycache__)
 $(BUILT): $(INTERFACES) $(PACKAGE_FILES)
-	@echo "building the overlay and warming the numba cache (compiles every kernel once) at once"
-	@mkdir -p log
-	(cd robot_dynamics && exec ../$(PY) -m robot_dynamics.warm) > log/warm.log 2>&1 & warm=$$!; \
+	bash scripts/warm.sh start $(PY)
 	source $(VENV)/setup.bash && colcon build --symlink-install --base-paths robot_dynamics robot_dynamics_interfaces \
-	    --event-handlers console_cohesion- summary+ 2>&1 | tail -n 4; built=$$?; \
-	wait $$warm; warmed=$$?; cat log/warm.log; test $$built = 0 -a $$warmed = 0
+	    --event-handlers console_cohesion- summary+ 2>&1 | tail -n 4 || { bash scripts/warm.sh stop; false; }
+	bash scripts/warm.sh wait
 	test -f install/robot_dynamics/share/robot_dynamics/package.xml
 	touch $@
 
@@ -97,4 +98,5 @@ clean-cache: $(BUILT)   # drop numba's compiled kernels and compile them again (
 	$(OVERLAY) python -m robot_dynamics.warm
 
 clean:
+	bash scripts/warm.sh stop
 	rm -rf $(VENV) build install log

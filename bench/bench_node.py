@@ -1106,7 +1106,7 @@ def identification_latency(duration, warmup, repeats, fill=30.0):
 
 def identification_callback(repeats, messages=20000, fill=30000):
     """--identify-callback: the node's joint_states callback in-process (panda, efforts, the buffer on), each
-    call timed, while nothing else runs and while the node's heavy-request worker identifies the buffered
+    call timed, while nothing else runs and while the node's heavy-request process identifies the buffered
     window back to back (the service's own work, DynamicsIdentification._identify, submitted to node.work),
     `repeats` rounds of each in turn: what an identification costs the joint_states path beside it (the
     GIL), without DDS."""

@@ -196,12 +196,17 @@ def reference(names, positions, velocities, accelerations, stamp_ns=0):
     return msg
 
 
+#: what the node logs once its heavy-request process has warmed up (after "ready: every answer")
+HEAVY_READY = "heavy requests ready: every heavy answer"
+
+
 def after_ready(node):
-    """The output of a node started with CACHE_LOG after its ready line, and the number of numba cache
-    lines before it."""
+    """The output of a node started with CACHE_LOG after its ready lines (the node's, then its heavy-request
+    process's: both print numba's cache lines), and the number of numba cache lines before them."""
     output = node.output()
-    assert output.count("ready: every answer") == 1, output
-    before, after = output.split("ready: every answer")
+    assert output.count("ready: every answer") == 1 and output.count(HEAVY_READY) == 1, output
+    assert output.index("ready: every answer") < output.index(HEAVY_READY), output
+    before, after = output.split(HEAVY_READY)
     return after, before.count("[cache]")
 
 

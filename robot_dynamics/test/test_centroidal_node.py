@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 import pytest
-from rosnode import CACHE_LOG, NodeProcess, after_ready, rclpy, stamp_ns
+from rosnode import CACHE_LOG, HEAVY_READY, NodeProcess, after_ready, rclpy, stamp_ns
 
 from geometry_msgs.msg import PoseStamped, TwistStamped  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
@@ -221,7 +221,7 @@ def test_centroidal_runs_code_compiled_before_the_ready_line(client):
     model = load_urdf(BIPED, floating_base=True)
     node = reliable_node(BIPED, "floating_base:=true", env=CACHE_LOG)
     try:
-        client.wait_for(lambda: "ready: every answer" in node.output(), timeout=120.0, what="the ready line")
+        client.wait_for(lambda: HEAVY_READY in node.output(), timeout=120.0, what="the heavy requests' ready line")
         s = Stream(client, node, model)
         n = len(model.joint_names)
         s.answer(3, action=lambda: (s.twist(np.ones(6), ""), s.state(np.zeros(n), np.ones(n), 3)))

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 import pytest
-from rosnode import CACHE_LOG, NodeProcess, after_ready, stamp_ns
+from rosnode import CACHE_LOG, HEAVY_READY, NodeProcess, after_ready, stamp_ns
 
 from robot_dynamics import dynamics as rd  # noqa: E402
 from robot_dynamics import lie, load_urdf  # noqa: E402
@@ -224,7 +224,7 @@ def test_every_answer_runs_code_compiled_before_the_ready_line(client):
     model = load_urdf(oracle.URDFS["puma560"])
     node = NodeProcess(f"urdf_file:={oracle.URDFS['puma560']}", env=CACHE_LOG)
     try:
-        client.wait_for(lambda: "ready: every answer" in node.output(), timeout=120.0, what="the ready line")
+        client.wait_for(lambda: HEAVY_READY in node.output(), timeout=120.0, what="the heavy requests' ready line")
         q = np.array([0.1, -0.4, 0.7, 0.2, 0.3, -0.5])
         T = rd.frame_placement(model, q, "tool0")
         far = T.copy()

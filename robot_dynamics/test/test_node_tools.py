@@ -16,8 +16,8 @@ import os
 import numpy as np
 import pytest
 import yaml
-from rosnode import (CACHE_LOG, RELIABLE, NodeProcess, Outputs, Stream, after_ready, connect, dump, effort_state,
-                     identify, rclpy, reference, send_all, stamp_ns, write)
+from rosnode import (CACHE_LOG, HEAVY_READY, RELIABLE, NodeProcess, Outputs, Stream, after_ready, connect, dump,
+                     effort_state, identify, rclpy, reference, send_all, stamp_ns, write)
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rcl_interfaces.srv import ListParameters  # noqa: E402
@@ -71,7 +71,7 @@ def test_every_answer_after_the_ready_line_runs_code_compiled_before_it(client, 
                        "feedforward.kd:=[3.0]", "feedforward.evaluate_at:=measured", name=name, env=CACHE_LOG)
     try:
         names, zeros = puma_model.joint_names, [0.0] * 6
-        client.wait_for(lambda: "ready: every answer" in node.output(), timeout=120.0, what="the ready line")
+        client.wait_for(lambda: HEAVY_READY in node.output(), timeout=120.0, what="the heavy requests' ready line")
         q = [0.1, -0.4, 0.7, 0.2, 0.3, -0.5]
         r = call_ok(client, InverseDynamics, f"{node.ns}/inverse_dynamics", positions=q)     # the first answer
         assert close(r.efforts, rd.gravity_torques(puma_model, np.array(q)))
@@ -128,7 +128,7 @@ def test_a_standing_robot_is_served_compiled_from_the_ready_line(client):
     node = NodeProcess(f"urdf_file:={BIPED}", "floating_base:=true", "contacts.frames:=[left_sole, right_sole]",
                        "contacts.kind:=6d", "feedforward.kp:=[4.0]", env=CACHE_LOG)
     try:
-        client.wait_for(lambda: "ready: every answer" in node.output(), timeout=120.0, what="the ready line")
+        client.wait_for(lambda: HEAVY_READY in node.output(), timeout=120.0, what="the heavy requests' ready line")
         n = len(model.joint_names)
         torques = client.listen(JointState, f"{node.ns}/gravity_torques")
         feedforward = client.listen(JointState, f"{node.ns}/feedforward_torques")

@@ -3,6 +3,7 @@ one worker thread, at most `capacity` accepted and not finished, refused beyond 
 queue and its limit; close cancels what waits and joins the worker; `awaitable` hands the result to a
 coroutine driven as rclpy's executor drives one, woken once when the work is done."""
 import threading
+import time
 
 import pytest
 
@@ -36,6 +37,21 @@ def test_full_queue_refuses_naming_label_queue_and_limit(work):
     gate.set()
     assert running.result(timeout=10) is True and waiting.result(timeout=10) == "second"
     assert work.submit("~/check_trajectory", lambda: 3).result(timeout=10) == 3     # room again
+
+
+def test_the_warm_up_is_not_a_request_it_takes_no_room(work):
+    gate = threading.Event()
+    warm = work.submit("warm-up", gate.wait, 10, counted=False)
+    deadline = time.monotonic() + 10
+    while work.running() != "warm-up" and time.monotonic() < deadline:
+        time.sleep(0.001)
+    first, second = (work.submit("~/time_parameterize", lambda k=k: k) for k in (1, 2))
+    assert work.pending() == 2 and work.running() == "warm-up"
+    with pytest.raises(Busy):
+        work.submit("~/check_trajectory", lambda: None)
+    assert work.submit("warm-up", lambda: "again", counted=False)       # never refused
+    gate.set()
+    assert warm.result(timeout=10) is True and (first.result(timeout=10), second.result(timeout=10)) == (1, 2)
 
 
 def test_an_error_goes_to_the_caller_and_the_worker_goes_on(work):
@@ -139,3 +155,146 @@ def test_the_kernels_heavy_requests_run_in_release_the_gil():
                 interpolation.sample_rows, interpolation.first_bad]
     assert [f.__name__ for f in released if not f.targetoptions.get("nogil")] == []
     assert not rnea.rnea.targetoptions.get("nogil") and not interpolation.sample.targetoptions.get("nogil")
+
+
+# --- the node's heavy-request process (robot_dynamics.ros.worker) ------------------------------------------
+@pytest.fixture(scope="module")
+def puma():
+    from robot_dynamics import load_urdf
+    return load_urdf("puma560")
+
+
+@pytest.fixture
+def worker():
+    from robot_dynamics.model import Model
+    from robot_dynamics.ros.worker import Worker
+    w = Worker("heavy", shared=(Model,))
+    yield w
+    w.stop()
+
+
+def test_a_call_runs_in_the_child_and_its_result_or_error_comes_back(worker, puma):
+    import os
+
+    import numpy as np
+
+    from robot_dynamics import dynamics as rd
+    from robot_dynamics.ros.follow_joint_trajectory.codes import GoalError
+    assert worker.call("~/x", os.getpid, ()) == worker.pid != os.getpid()
+    q = np.linspace(-1.0, 1.0, puma.nq)
+    assert np.array_equal(worker.call("~/x", rd.gravity_torques, (puma, q)), rd.gravity_torques(puma, q))
+    big = np.random.default_rng(0).normal(size=(30000, 7))       # arrays cross out of band, writable there
+    assert worker.call("~/x", np.copyto, (big, 0.0)) is None and np.array_equal(worker.call("~/x", np.negative, (big,)),
+                                                                                 -big)
+    with pytest.raises(ValueError, match=r"q must have shape \(6,\)"):
+        worker.call("~/x", rd.gravity_torques, (puma, q[:5]))
+    with pytest.raises(GoalError, match="refused") as raised:      # the code comes back with it
+        worker.call("~/x", exec, ("raise error", {"error": GoalError(-4, "refused")}))
+    assert raised.value.code == -4
+
+
+def test_a_shared_object_is_sent_once_and_kept(worker, puma):
+    """The model crosses at its first call; later calls name it by a key (the child's object is the same
+    one each time), and the child forgets the oldest beyond KEPT."""
+    from robot_dynamics.ros import worker as module
+    first = worker.call("~/x", id, (puma,))
+    assert worker.call("~/x", id, (puma,)) == first and len(worker._keys) == 1
+    import copy
+    copies = [copy.deepcopy(puma) for _ in range(module.KEPT)]
+    for m in copies:
+        worker.call("~/x", id, (m,))
+    assert len(worker._keys) == module.KEPT and worker._forget      # puma, the oldest, to be dropped
+    assert worker.call("~/x", len, ([copies[-1]],)) == 1 and not worker._forget
+
+
+def test_trajectories_cross_as_columns_and_come_back_equal(worker):
+    import copyreg
+
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    from robot_dynamics.ros import worker as module
+    points = [JointTrajectoryPoint(positions=[0.1 * k, 2.0], velocities=[1.0, -1.0] if k else [], effort=[3.0, 4.0])
+              for k in range(3)]
+    points[2].time_from_start.sec, points[2].time_from_start.nanosec = 7, 5
+    trajectory = JointTrajectory(joint_names=["a", "b"], points=points)
+    trajectory.header.frame_id = "world"
+    assert copyreg.dispatch_table[JointTrajectory] is module._reduce_trajectory
+    assert worker.call("~/x", list, ([trajectory, JointTrajectory()],)) == [trajectory, JointTrajectory()]
+
+
+def test_the_child_runs_at_its_niceness_and_ignores_sigint(monkeypatch, worker):
+    import os
+    import signal
+    import time
+    monkeypatch.setenv("ROBOT_DYNAMICS_HEAVY_NICE", "7")
+    assert worker.call("~/x", os.nice, (0,)) == os.nice(0) + 7 or os.nice(0) + 7 > 19
+    os.kill(worker.pid, signal.SIGINT)      # a terminal's Ctrl-C: the node stops the child, not the signal
+    time.sleep(0.2)
+    assert worker.call("~/x", os.getpid, ()) == worker.pid
+
+
+@pytest.mark.parametrize("value", ["20", "-1", "ten"])
+def test_a_bad_niceness_is_refused_naming_the_variable(monkeypatch, worker, value):
+    import os
+    monkeypatch.setenv("ROBOT_DYNAMICS_HEAVY_NICE", value)
+    with pytest.raises(ValueError, match=f"ROBOT_DYNAMICS_HEAVY_NICE must be an integer 0 to 19, got '{value}'"):
+        worker.call("~/x", os.getpid, ())
+
+
+def test_a_child_that_dies_fails_its_request_and_the_next_starts_a_new_one(worker, puma):
+    import os
+
+    from robot_dynamics.ros.worker import WorkerDied
+    first = worker.call("~/x", os.getpid, ())
+    worker.call("~/x", id, (puma,))
+    with pytest.raises(WorkerDied, match=r"~/x: the worker process ended while it ran \(exit code 3\)"):
+        worker.call("~/x", os._exit, (3,))
+    assert worker.pid is None and not worker._keys     # what it held is forgotten, sent again
+    assert worker.call("~/x", os.getpid, ()) != first
+    assert worker.call("~/x", len, ([puma],)) == 1
+
+
+def test_close_stops_the_child_and_the_request_it_ran():
+    import os
+    import time
+
+    from robot_dynamics.ros.worker import Worker, WorkerDied
+    work = HeavyWork(name="heavy", capacity=2, worker=Worker("heavy"))
+    pid = work.submit("~/x", os.getpid).result(30)
+    running = work.submit("~/sleep", time.sleep, 60)
+    time.sleep(0.5)
+    assert work.close(timeout=2.0)
+    with pytest.raises(WorkerDied, match="~/sleep"):
+        running.result(5)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_every_features_configuration_crosses_to_the_child_and_computes_the_same():
+    """The configuration is pickled to the heavy-request process (the model by key inside it): every
+    feature's settings must be (no lambdas); friction compensation computes the same there."""
+    import numpy as np
+
+    from robot_dynamics.model import Model
+    from robot_dynamics.resources import bundled_urdf
+    from robot_dynamics.ros import friction as compensation
+    from robot_dynamics.ros.config import Config
+    from robot_dynamics.ros.worker import Worker
+    from rosconfig import configured, params
+    puma, biped, five_bar = (bundled_urdf(name) for name in ("puma560", "floating_base_biped", "five_bar"))
+    configs = [configured(puma, urdf_file=puma, payload__mass=1.0, payload__link="link6", drive_compensates_gravity=True),
+               configured(biped, urdf_file=biped, floating_base=True, contacts__frames=["left_sole", "right_sole"],
+                          contacts__kind="6d"),
+               configured(five_bar, urdf_file=five_bar, loops=["end_effector right_distal_tip 6d"],
+                          actuated_joints=["left_base_joint", "right_base_joint"])]
+    friction = configured(puma, urdf_file=puma)
+    friction.model.friction = np.c_[np.linspace(2.0, 0.4, 6), np.linspace(3.0, 0.6, 6), np.linspace(0.8, -0.3, 6)]
+    friction.friction = compensation.settings(params(friction__compensate_gravity="viscous"), friction)["friction"]
+    worker = Worker("heavy", shared=(Model, Config))
+    try:
+        for config in configs:
+            assert worker.call("~/x", getattr, (config, "joints")) == config.joints
+        v = np.array([0.3, -0.2, 0.005, 1.0, -1.0, 0.0])
+        for law in (friction.friction.feedforward, friction.friction.gravity):
+            assert np.array_equal(worker.call("~/x", law, (v,)), law(v))
+    finally:
+        worker.stop()

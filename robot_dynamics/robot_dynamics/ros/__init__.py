@@ -26,6 +26,8 @@ What they share:
     base                 Part (the interface), Shared (the node's reporting and services under the lock),
                          TorqueTopics, HELD (the law of gravity and feedforward torques without constraints)
     declared             the parameters declared on the node and stored as used
+    work                 HeavyWork: the heavy requests' queue and the thread that waits for them (no rclpy)
+    worker               Worker: the process heavy requests run in, a child of the node (no rclpy)
 
 Only `main`, `node`, `base`, `declared` and the features' `part` modules import rclpy. Nothing here is
 imported by the library (robot_dynamics.*), which runs without ROS.

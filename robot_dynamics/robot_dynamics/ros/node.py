@@ -14,6 +14,7 @@ reason: the old configuration serves on) and applied in the post-set callback. N
 leaves the node as a success: inputs are checked, and so is every published or returned number."""
 import threading
 import time
+from concurrent.futures import Future
 
 import numpy as np
 
@@ -23,14 +24,16 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from ..model import Model
 from . import declared, diagnostics
 from .base import HELD, Shared
-from .config import build_config
+from .config import Config, build_config
 from .features import FEATURES, PARAMETERS
 from .joint_states.part import JointStatesInput
 from .messages import error_text
 from .parameters import ParameterError, StartupError, check_parameters
-from .work import HeavyWork
+from .work import HeavyWork, warm_up
+from .worker import Worker
 
 #: heavy requests accepted and not finished (the running one included) before the next is refused
 HEAVY_CAPACITY = 2
@@ -57,7 +60,8 @@ class DynamicsNode(Shared, Node):
     of its own. `lock` guards what the threads share: the configuration, the measured state, the parts'
     state, the counters, the output messages (the joint_states path computes under it); the services
     read the configuration under it and compute outside, each thread with its own rd.Data of the model
-    (the joint_states thread, the main executor, the heavy worker `work`: ros/work.py). Nothing is logged while it is held. interrupted: a
+    (the joint_states thread, the main executor; heavy requests run in a process of their own, `work`:
+    ros/work.py, ros/worker.py). Nothing is logged while it is held. interrupted: a
     callable, true once the process was asked to stop (checked between warm-up calls). StartupError if a
     parameter or the URDF given as a parameter is invalid at start-up (the message names it)."""
 
@@ -66,12 +70,14 @@ class DynamicsNode(Shared, Node):
         self._destroyed = False
         declared.declare(self, PARAMETERS)
         self.lock = threading.Lock()
-        self.work = HeavyWork("heavy", HEAVY_CAPACITY)      # heavy requests, off the callback threads (work.py)
+        # heavy requests: off the callback threads, in a process of their own (work.py, worker.py)
+        self.work = HeavyWork("heavy", HEAVY_CAPACITY, Worker("heavy", shared=(Model, Config)))
         self.heavy_group = ReentrantCallbackGroup()     # the async callbacks that await node.heavy
         self.config, self.law, self.state, self.parts = None, HELD, None, []
         self.load_cache, self._pending, self.topic_description, self._refused_description = {}, None, None, None
         self.stats, self.last_error, self._warned, self._said = diagnostics.period_stats(), "", {}, set()
         self.after_message = []         # what a part's on_state asks to run once the lock is released
+        self._heavy = False     # the heavy requests' warm-up was queued once
         self.steps, self.ready = (), False      # steps: every answering part's on_state, in PARTS order (restep)
         self.identified = None      # an applied estimate (~/identify_dynamics), for every configuration of its robot
         try:
@@ -147,6 +153,32 @@ class DynamicsNode(Shared, Node):
         if not self.ready:
             self.ready = True
             self.get_logger().info(f"ready: every answer for {config.model.name!r} compiled or loaded ({warm:.2f} s)")
+        self.warm_heavy(config)
+
+    def warm_heavy(self, config):
+        """The parts' heavy_warm calls in the heavy-request process, queued (not counted as a request: none
+        is refused for it) without the ready line waiting for them; "heavy requests ready" logged when they
+        are done (the first time)."""
+        calls, t0, first = [c for part in PARTS for c in part.heavy_warm(config)], time.perf_counter(), not self._heavy
+        self._heavy = True
+
+        def done(future):
+            error = future.exception() if not future.cancelled() else None
+            if self._destroyed or future.cancelled():
+                return
+            if error is not None:
+                self.get_logger().warning(f"warm-up of the heavy requests: {error_text(error) or type(error).__name__}")
+            elif first:
+                self.get_logger().info(f"heavy requests ready: every heavy answer for {config.model.name!r} compiled "
+                                       f"or loaded in their process ({time.perf_counter() - t0:.2f} s)")
+        if not calls:       # nothing to warm: the process starts at the first heavy request
+            nothing = Future()
+            nothing.set_result([])
+            return done(nothing)
+        try:
+            self.work.submit("warm-up", warm_up, calls, counted=False).add_done_callback(done)
+        except RuntimeError as exc:         # shutting down
+            self.get_logger().debug(f"warm-up of the heavy requests skipped: {exc}")
 
     def _on_set_parameters(self, changes):
         """Check the changed values and build the configuration they give; refuse naming the problem."""

@@ -11,13 +11,13 @@ group; the executor is woken when the work is done, no polling).
     future = work.submit(label, fn, *args)          # Busy(message) when full; fn runs on the worker
     work.close()                                    # at shutdown: pending futures cancelled, worker joined
 
-A thread, not a process: the worker computes on the node's model (no copy per configuration, no
-second warm-up, no second copy of numba's compiled code in memory), with its own rd.Data (each
-heavy handler makes its own buffers). The kernels it spends its time in release the GIL (numba
-`nogil`), so the joint_states thread runs beside it on the other core; Python between kernels takes
-the GIL for at most the switch interval (`SWITCH_INTERVAL`) before joint_states gets it. Memory is
-bounded by each service's limits on its request times `capacity`, and given back after each request
-(malloc_trim).
+The node's calls run in a process of their own (worker.py's Worker, given as `worker`): their Python
+(checks, loops, message building) would otherwise take the interpreter lock from the joint_states
+thread for up to the switch interval (`SWITCH_INTERVAL`) each time it runs, and the child's lower
+priority lets the kernel's scheduler give the node's threads the cores first. Without a worker the
+calls run on the thread itself (kernels that release the GIL run beside joint_states; Python between
+them does not). Memory is bounded by each service's limits on its request times `capacity`, and given
+back after each request (malloc_trim).
 
 The queue holds at most `capacity` requests accepted and not finished, the running one included;
 beyond that `submit` raises Busy naming the label, the queue and its limit, at once (a client is
@@ -27,12 +27,13 @@ import ctypes
 import ctypes.util
 import sys
 import threading
+import time
 from collections import deque
 from concurrent.futures import Future
 
 #: the interpreter's switch interval (s) while a HeavyWork exists: a thread waiting for the GIL asks
 #: the one holding it to drop it after this long (Python's default is 5 ms)
-SWITCH_INTERVAL = 0.001
+SWITCH_INTERVAL = 0.0001
 
 
 def _trim():
@@ -54,14 +55,17 @@ class Busy(RuntimeError):
 
 
 class HeavyWork:
-    """One worker thread running submitted calls in order; at most `capacity` accepted and not finished."""
+    """One worker thread running submitted calls in order; at most `capacity` accepted and not finished.
+    worker: a worker.Worker, the process the calls run in (fn module-level, its arguments and result
+    picklable), or None: on the thread itself."""
 
-    def __init__(self, name="heavy", capacity=2):
+    def __init__(self, name="heavy", capacity=2, worker=None):
         if capacity < 1:
             raise ValueError(f"capacity must be at least 1, got {capacity!r}")
-        self.name, self.capacity = name, int(capacity)
-        self._queue = deque()           # (label, future, fn, args) waiting
+        self.name, self.capacity, self.worker = name, int(capacity), worker
+        self._queue = deque()           # (label, future, fn, args, counted) waiting
         self._running = None            # the label of the call running, or None
+        self._running_counted = False   # whether it counts against capacity (submit's counted)
         self._closed = False
         self._cv = threading.Condition()
         if sys.getswitchinterval() > SWITCH_INTERVAL:
@@ -69,28 +73,32 @@ class HeavyWork:
         self._thread = threading.Thread(target=self._work, name=f"{name} work", daemon=True)
         self._thread.start()
 
-    def submit(self, label, fn, *args):
+    def submit(self, label, fn, *args, counted=True):
         """A Future of fn(*args), run on the worker; Busy if `capacity` requests are queued or running,
-        RuntimeError once closed. label names the request in errors (e.g. "~/time_parameterize")."""
+        RuntimeError once closed. label names the request in errors (e.g. "~/time_parameterize").
+        counted=False: not a request (the warm-up), never refused and not counted against `capacity`."""
         future = Future()
         with self._cv:
             if self._closed:
                 raise RuntimeError(f"{label}: the node is shutting down (queue {self.name!r} closed)")
-            queued = len(self._queue) + (self._running is not None)
-            if queued >= self.capacity:     # those the caller cancelled while they waited do not count
+            queued = self._pending()
+            if counted and queued >= self.capacity:     # those the caller cancelled while they waited do not count
                 self._queue = deque(item for item in self._queue if not item[1].cancelled())
-                queued = len(self._queue) + (self._running is not None)
-            if queued >= self.capacity:
+                queued = self._pending()
+            if counted and queued >= self.capacity:
                 raise Busy(f"{label}: busy: {queued} request{'s' if queued != 1 else ''} already queued "
                            f"(queue {self.name!r}, at most {self.capacity})")
-            self._queue.append((label, future, fn, args))
+            self._queue.append((label, future, fn, args, counted))
             self._cv.notify()
         return future
+
+    def _pending(self):
+        return sum(item[4] for item in self._queue) + self._running_counted
 
     def pending(self):
         """Requests accepted and not finished (the running one included)."""
         with self._cv:
-            return len(self._queue) + (self._running is not None)
+            return self._pending()
 
     def running(self):
         """The label of the request running, or None."""
@@ -104,8 +112,10 @@ class HeavyWork:
             self._closed = True
             waiting, self._queue = list(self._queue), deque()
             self._cv.notify_all()
-        for _, future, _, _ in waiting:
+        for _, future, _, _, _ in waiting:
             future.cancel()
+        if self.worker is not None:         # the request running, if any, ends with its process
+            self.worker.stop(timeout)
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
         return not self._thread.is_alive()
@@ -117,24 +127,40 @@ class HeavyWork:
                     self._cv.wait()
                 if self._closed:
                     return
-                label, future, fn, args = self._queue.popleft()
+                label, future, fn, args, counted = self._queue.popleft()
                 if not future.set_running_or_notify_cancel():     # cancelled while waiting
                     continue
-                self._running = label
+                self._running, self._running_counted = label, counted
             result = error = None
             try:
-                result = fn(*args)
+                result = fn(*args) if self.worker is None else self.worker.call(label, fn, args)
             except BaseException as exc:    # noqa: B036 (given to the caller, never lost)
                 error = exc
             del fn, args
             malloc_trim(0)
             with self._cv:      # finished before the caller hears of it: pending() and the queue's room agree
-                self._running = None
+                self._running, self._running_counted = None, False
             if error is not None:
                 future.set_exception(error)
             else:
                 future.set_result(result)
             del result, error
+
+
+def warm_up(calls):
+    """The heavy parts' warm-up calls [(name, fn, args)] (Part.heavy_warm), run where the heavy requests
+    run: [(name, seconds, error text or "")]. A call that fails has compiled what it reached (the real
+    call will say why)."""
+    done = []
+    for name, fn, args in calls:
+        t = time.perf_counter()
+        try:
+            fn(*args)
+            error = ""
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        done.append((name, time.perf_counter() - t, error))
+    return done
 
 
 class awaitable:

@@ -147,4 +147,10 @@ def prepared(config, goal, now, held_q, held_v):
     return plan, prepare(config, config.model, plan, held_q, held_v, settings.options)
 
 
-__all__ = ["ExecutionSettings", "GoalError", "PARAMETERS", "settings", "parts", "prepared"]
+def prepare_with(config, goal, held_q, options, tol):
+    """A goal checked and prepared with these options and tolerances (the warm-up's, at time 0)."""
+    plan = goal_checks.check(config, goal, 0, held_q, options, tol)
+    return prepare(config, config.model, plan, held_q, None, options)
+
+
+__all__ = ["ExecutionSettings", "GoalError", "PARAMETERS", "settings", "parts", "prepare_with", "prepared"]

@@ -16,6 +16,9 @@ class GoalError(ValueError):
         super().__init__(message)
         self.code = code
 
+    def __reduce__(self):       # pickled with its code (it comes back from the heavy-request process)
+        return type(self), (self.code, str(self))
+
 
 def shown(name):
     """A name as an error_string quotes it: repr, cut to SHOWN characters."""

@@ -4,7 +4,7 @@ A goal goes through, on the main executor (the action server's callbacks have a 
 of their own, so that a goal in progress never blocks the node's parameters, services or ~/reference):
 
   1. accepted always, then checked (goal.check) and prepared (execution.prepare: retimed or checked
-     within the limits, every point with its efforts) on the heavy-request worker, never on the
+     within the limits, every point with its efforts) in the heavy-request process, never on the
      joint_states thread. A goal that fails is aborted at once with its result code and an
      error_string naming the joint, the point and the field. joint_trajectory_controller in ROS 2
      rejects such goals in its goal callback instead, but a rejected goal carries no result: MoveIt's
@@ -42,7 +42,7 @@ from ..messages import error_text
 from ..trajectories import NS, Following, set_duration
 from ..trajectories.part import ReferenceFeedforward
 from ..work import Busy
-from . import codes, goal as goal_checks, prepared, tolerances
+from . import codes, goal as goal_checks, prepare_with, prepared, tolerances
 from .codes import GoalError
 from .execution import model_columns, prepare
 
@@ -91,7 +91,7 @@ class FollowJointTrajectoryFront(Part):
                                    cancel_callback=self.on_cancel, callback_group=self.group)
 
     @staticmethod
-    def warm(config):
+    def heavy_warm(config):
         """A goal of two points over the controller's joints prepared in each retime mode (limits given,
         so that a URDF without limits compiles them too): the checks, TOPP-RA and the efforts."""
         model = config.model
@@ -111,8 +111,7 @@ class FollowJointTrajectoryFront(Part):
             options = goal_checks.Options(retime=retime, velocity_limits=(10.0,) * n, acceleration_limits=(10.0,) * n,
                                           effort_limits=(1e6,) * n)
             tol = tolerances.defaults(config.joints)
-            calls.append((f"follow_joint_trajectory (retime {retime})", lambda o=options, t=tol: _prepare_with(
-                config, goal, q, o, t)))
+            calls.append((f"follow_joint_trajectory (retime {retime})", prepare_with, (config, goal, q, options, tol)))
         return calls
 
     def configure(self, config, keep):
@@ -223,7 +222,7 @@ class FollowJointTrajectoryFront(Part):
         return await self._self_execute(run, config, plan, ex, held_q)
 
     async def _prepared(self, *args):
-        """prepared(*args) on the node's heavy-request worker, awaited; a full queue aborts the goal."""
+        """prepared(*args) in the node's heavy-request process, awaited; a full queue aborts the goal."""
         try:
             work = self.node.heavy("~/follow_joint_trajectory", prepared, *args)
         except Busy as exc:
@@ -352,11 +351,6 @@ class FollowJointTrajectoryFront(Part):
                   "last goal": self.last}
         message = f"{running} goal(s) in progress" if running else "no goal in progress"
         return "follow_joint_trajectory", "OK", message + (f"; last: {self.last}" if self.last else ""), values
-
-
-def _prepare_with(config, goal, q, options, tol):
-    plan = goal_checks.check(config, goal, 0, q, options, tol)
-    return prepare(config, config.model, plan, q, None, options)
 
 
 def forwarded_goal(request, ex):

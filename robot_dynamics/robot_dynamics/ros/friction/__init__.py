@@ -15,6 +15,7 @@ Each takes off, viscous (the viscous term alone) or full (viscous, Coulomb and o
 without <dynamics> has no friction: full then adds nothing. With closed loops, each actuated joint's
 own friction is compensated; the passive joints' friction is not carried through the loops."""
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -56,8 +57,8 @@ def torques_of(model, mode):
     if mode == "viscous":
         c = np.zeros(model.nv)
         c[model.joint_offset[1]:] = friction[:, 0]
-        return lambda v: c * v
-    return lambda v: rd.friction_torques(model, v)
+        return partial(np.multiply, c)
+    return partial(rd.friction_torques, model)     # (partials, not lambdas: the configuration is pickled)
 
 
 def settings(params, config):

@@ -27,6 +27,7 @@ import numpy as np
 
 from ... import dynamics as rd
 from ...physical_consistency import body_problems
+from ...urdf_export import urdf_with_dynamics
 from ..parameters import ParameterError
 
 CHUNK = 1024                # rows per buffer chunk
@@ -160,6 +161,12 @@ def excitation_arguments(request, model):
                 effort_limits=scaling * model.effort_limits, rng=int(request.seed), time_budget=budget), rate, lead_in
 
 
+def excite(model, arguments, rate, lead_in):
+    """~/excitation_trajectory's work (the node's heavy-request process): the search, and the message."""
+    traj = rd.excitation_trajectory(model, **arguments)
+    return traj, joint_trajectory(traj.to_joint_trajectory(rate, lead_in))
+
+
 def fill_excitation(response, traj, message):
     """The excitation's numbers into the response (message: the JointTrajectory the part answers)."""
     response.condition_number = float(traj.condition_number)
@@ -253,6 +260,15 @@ def identify(model, t, q, v, tau, what):
         return rd.identify_dynamics(model, q, v, tau, t=t, threads=1)
     except ValueError as exc:
         raise ValueError(f"{what}: {exc}") from None
+
+
+def identified(config, bag, topic, samples, what):
+    """~/identify_dynamics' work (the node's heavy-request process): the samples (`samples`, (t, q, v,
+    tau) of the buffer's window, or the bag's), the estimate, its URDF: (est, t, what, URDF text)."""
+    model = config.model
+    t, q, v, tau = read_bag(model, bag, topic) if bag else samples
+    est = identify(model, t, q, v, tau, what)
+    return est, t, what, urdf_with_dynamics(config.nominal, est.model)
 
 
 def fill_identification(response, est, urdf, t, what):

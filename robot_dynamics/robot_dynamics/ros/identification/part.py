@@ -15,6 +15,7 @@ parameters show the payload."""
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -29,7 +30,6 @@ from ... import dynamics as rd
 from .. import identification
 from ..base import Part, moving_frame
 from ...regressor import joint_torque_regressor
-from ...urdf_export import urdf_with_dynamics
 from ..config import build_config
 from ..external.part import ExternalTorquesOutput
 from ..messages import error_text
@@ -209,7 +209,7 @@ class PayloadIdentification(Part):
 
 class DynamicsIdentification(Part):
     """The joint_states buffer (on the joint_states path: a row appended under the lock), and the services
-    ~/excitation_trajectory and ~/identify_dynamics: their work on the node's heavy-request worker
+    ~/excitation_trajectory and ~/identify_dynamics: their work in the node's heavy-request process
     (node.heavy: the executor free meanwhile, joint_states never waiting for it), one identification at
     a time; applying an estimate builds and swaps in a configuration with it (node.identified, config.py),
     announced on ~/robot_description_identified (transient local: latched) and /diagnostics."""
@@ -229,14 +229,14 @@ class DynamicsIdentification(Part):
                             callback_group=node.heavy_group)
 
     @staticmethod
-    def warm(config):
+    def heavy_warm(config):
         """The identification regressor's kernels (one thread, a batch wide enough for the lanes)."""
         model = config.model
         if not dynamics.identifiable(model):
             return []
         q = rd.neutral(model) + np.zeros((16, 1))
         v = np.random.default_rng(0).normal(size=(16, model.nv))
-        return [("joint_torque_regressor (identification)", lambda: joint_torque_regressor(model, q, v, v, threads=1))]
+        return [("joint_torque_regressor (identification)", partial(joint_torque_regressor, threads=1), (model, q, v, v))]
 
     def configure(self, config, keep):
         node, seconds = self.node, config.identification.buffer_seconds
@@ -278,8 +278,8 @@ class DynamicsIdentification(Part):
             if config is None:
                 raise ValueError(node.no_model())
             arguments, rate, lead_in = dynamics.excitation_arguments(request, config.model)
-            traj, message = await node.heavy("~/excitation_trajectory", self._excite, config.model, arguments, rate,
-                                             lead_in)
+            traj, message = await node.heavy("~/excitation_trajectory", dynamics.excite, config.model, arguments,
+                                             rate, lead_in)
             response.trajectory = message
             dynamics.fill_excitation(response, traj, message)
             if not (np.isfinite(response.condition_number) and all(
@@ -291,12 +291,6 @@ class DynamicsIdentification(Part):
         except Exception as exc:
             response = node.refuse(response, exc, "excitation_trajectory")
         return response
-
-    @staticmethod
-    def _excite(model, arguments, rate, lead_in):
-        """The worker: the search, and the message."""
-        traj = rd.excitation_trajectory(model, **arguments)
-        return traj, dynamics.joint_trajectory(traj.to_joint_trajectory(rate, lead_in))
 
     # --- ~/identify_dynamics -----------------------------------------------------------------------------
     async def identify_dynamics(self, request, response):
@@ -318,8 +312,16 @@ class DynamicsIdentification(Part):
                 self.running = True
             params = node.params()
             try:
-                est, t, what, urdf = await node.heavy("~/identify_dynamics", self._identify, config, bag, topic, buffer,
-                                                      snapshot, window, why)
+                samples, what = None, f"the bag {bag!r} ({topic})"
+                if not bag:     # a copy of the buffered window, taken here (joint_states goes on adding to it)
+                    samples = buffer.window(snapshot, window)
+                    if not len(samples[0]):
+                        raise ValueError("no joint_states buffered yet" + (
+                            f": {why}" if why else " with the positions, velocities and efforts of every model joint"))
+                    what = ("buffered joint_states" if window == 0 else
+                            f"the last {window:g} s of buffered joint_states")
+                est, t, what, urdf = await node.heavy("~/identify_dynamics", dynamics.identified, config, bag, topic,
+                                                      samples, what)
             finally:
                 self.running = False
             dynamics.fill_identification(response, est, urdf, t, what)
@@ -334,22 +336,6 @@ class DynamicsIdentification(Part):
         if response.success:
             node.get_logger().info(f"identify_dynamics: {response.message}")
         return response
-
-    @staticmethod
-    def _identify(config, bag, topic, buffer, snapshot, window, why):
-        """The worker: the samples (a copy of the buffer's window, or the bag), the estimate, its URDF."""
-        model = config.model
-        if bag:
-            t, q, v, tau = dynamics.read_bag(model, bag, topic)
-            what = f"the bag {bag!r} ({topic})"
-        else:
-            t, q, v, tau = buffer.window(snapshot, window)
-            if not len(t):
-                raise ValueError("no joint_states buffered yet" + (
-                    f": {why}" if why else " with the positions, velocities and efforts of every model joint"))
-            what = "buffered joint_states" if window == 0 else f"the last {window:g} s of buffered joint_states"
-        est = dynamics.identify(model, t, q, v, tau, what)
-        return est, t, what, urdf_with_dynamics(config.nominal, est.model)
 
     def apply(self, response, correction):
         """The node's configuration rebuilt with the estimate and swapped in (the next message uses it); a

@@ -18,7 +18,7 @@ from ..messages import (at_most, bounded, check_names, finite, frame_of, is_defa
                         root_link)
 
 #: the bounds of the request's limits (a call of the bounds' size takes seconds on a humanoid: it runs on
-#: the node's heavy-request worker, ros/work.py; the defaults are 100 and 30)
+#: the node's heavy-request process, ros/work.py; the defaults are 100 and 30)
 MAX_ITERATIONS, MAX_RESTARTS = 10000, 1000
 PARAMETERS = {}
 
@@ -26,6 +26,13 @@ PARAMETERS = {}
 def parts():
     from .part import InverseKinematicsService
     return (InverseKinematicsService,)
+
+
+def answer(model, measured_q, world_frame, request, response_type):
+    """(converged, response): solve's, the response made and filled where it runs (the node's
+    heavy-request process, ros/worker.py, with that process's buffers)."""
+    response = response_type()
+    return solve(model, measured_q, world_frame, request, response), response
 
 
 def solve(model, measured_q, world_frame, request, response, data=None):

@@ -1,9 +1,8 @@
 """~/inverse_kinematics (InverseKinematics.srv): rd.inverse_kinematics of one frame from the measured
 state or a given seed (inverse_kinematics/__init__.py has the request's rules).
 
-The solve is a heavy request: it runs on the node's heavy worker (ros/work.py: refused at once, naming
-the queue, when it is full) with buffers of its own (an rd.Data of the configuration's model), the
-node's lock released: an unreachable target tried from 30 random configurations takes milliseconds
+The solve is a heavy request: it runs in the node's heavy-request process (ros/work.py, ros/worker.py:
+refused at once, naming the queue, when it is full), the node's lock released: an unreachable target tried from 30 random configurations takes milliseconds
 (tens on a humanoid; the bounds, 1000 restarts of 10000 iterations, seconds), and neither joint_states
 nor the other services wait for it (the lock is held to read the configuration and the measured state
 only). Unlike the other services, a finite answer that did not converge goes back with
@@ -22,11 +21,10 @@ class InverseKinematicsService(Part):
 
     def __init__(self, node):
         super().__init__(node)
-        self.data = self.model = None         # the solver's buffers, and the model they are for
         node.create_service(InverseKinematics, "~/inverse_kinematics", self.serve, callback_group=node.heavy_group)
 
     @staticmethod
-    def warm(config):
+    def heavy_warm(config):
         """A pose and a position target reached at once, one the kinematics cannot reach (the random
         restarts), a target in a world-fixed frame, the answer's base pose."""
         model, frame = config.model, moving_frame(config.model)
@@ -51,11 +49,8 @@ class InverseKinematicsService(Part):
         o = pose.target.pose.orientation
         o.x, o.y, o.z, o.w = lie.pose(T)[1].tolist()
         requests.append(pose)
-        return [("inverse_kinematics", lambda r=r: kinematics.solve(model, q, "", r, InverseKinematics.Response()))
+        return [("inverse_kinematics", kinematics.answer, (model, q, "", r, InverseKinematics.Response))
                 for r in requests]
-
-    def configure(self, config, keep):
-        self.data = self.model = None         # made on the first request of this configuration
 
     async def serve(self, request, response):
         """The service's callback (main executor): the answer, or success=false and why."""
@@ -65,11 +60,9 @@ class InverseKinematicsService(Part):
                 config = node.config
                 if config is None:
                     raise ValueError(node.no_model())
-                if self.model is not config.model:
-                    self.data, self.model = rd.Data(config.model), config.model
-                model, data, measured, world = self.model, self.data, node.state.q.copy(), node.state.base_frame
-            converged = await node.heavy("~/inverse_kinematics", kinematics.solve, model, measured, world, request,
-                                         response, data)
+                measured, world = node.state.q.copy(), node.state.base_frame
+            converged, response = await node.heavy("~/inverse_kinematics", kinematics.answer, config.model, measured,
+                                                   world, request, type(response))
         except Exception as exc:
             return node.refuse(response, exc, "inverse_kinematics")
         response.success = converged

@@ -38,10 +38,9 @@ time-optimal trajectory, and a timed trajectory -> the torques it needs against 
 
 Both are heavy requests (their work grows with gridpoints, points and samples, each bounded: the
 .srv files state the limits): a request takes the lock only to read the configuration and the
-measured state, then runs on the node's heavy worker (ros/work.py; refused at once, naming the
-queue, when it is full) with buffers of its own (an rd.Data made once per configuration: one worker,
-so one user at a time), so that the joint_states path and the other services are not held up; the
-kernels it spends its time in release the GIL. Errors, and results that are not finite, become
+measured state, then runs in the node's heavy-request process (ros/work.py, ros/worker.py; refused
+at once, naming the queue, when it is full), which also makes the response, so that the joint_states
+path and the other services are not held up. Errors, and results that are not finite, become
 success=false with the message, as node.serve does."""
 import numpy as np
 from robot_dynamics_interfaces import srv
@@ -261,15 +260,15 @@ class TrajectoryServices(Part):
 
     def __init__(self, node):
         super().__init__(node)
-        self.config = self.data = None      # the configuration and the services' buffers for its model
+        self.config = None
         for name, kind, handler in SERVICES:
             node.create_service(kind, f"~/{name}", self._service(handler), callback_group=node.heavy_group)
 
     def configure(self, config, keep):
-        self.config, self.data = config, rd.Data(config.model)
+        self.config = config
 
     @staticmethod
-    def warm(config):
+    def heavy_warm(config):
         """Each service once on a two-waypoint path of the model's joints (every limit given, so that a
         URDF without limits compiles them too), and a check along its interpolation (batches of states:
         the batch drivers, on one thread or several, kernels/batch.py)."""
@@ -283,32 +282,31 @@ class TrajectoryServices(Part):
         points[1].time_from_start.sec = 1
         ones, large = [1.0] * len(names), [1e6] * len(names)
         trajectory = JointTrajectory(joint_names=names, points=points)
-        calls = [("check_trajectory", lambda: services.check_trajectory(
-            config, model, held, srv.CheckTrajectory.Request(trajectory=trajectory, effort_limits=large,
-                                                             sample_period=0.01),
-            srv.CheckTrajectory.Response(), rd.Data(model)))]
+        check = srv.CheckTrajectory.Request(trajectory=trajectory, effort_limits=large, sample_period=0.01)
+        calls = [("check_trajectory", services.answer, (services.check_trajectory, config, held, check,
+                                                        srv.CheckTrajectory.Response))]
         if model.joint_offset == (0, 0):        # time_parameterize times one-coordinate joints only
             request = srv.TimeParameterize.Request(waypoints=trajectory, velocity_limits=ones, acceleration_limits=ones,
                                                    effort_limits=large, gridpoints=rd.PARALLEL_MIN_BATCH)
-            calls.append(("time_parameterize", lambda: services.time_parameterize(
-                config, model, held, request, srv.TimeParameterize.Response(), rd.Data(model))))
+            calls.append(("time_parameterize", services.answer, (services.time_parameterize, config, held, request,
+                                                                 srv.TimeParameterize.Response)))
         return calls
 
     def _service(self, handler):
         """The service's async callback: the configuration and the measured state read under the lock,
-        the work on the node's heavy worker (node.heavy: refused at once when its queue is full), the
-        callback thread free meanwhile."""
+        the work and the response's making in the node's heavy-request process (node.heavy: refused at
+        once when its queue is full), the callback thread free meanwhile."""
         node = self.node
         label = f"~/{handler.__name__}"
 
         async def serve(request, response):
             try:
                 with node.lock:
-                    config, data = self.config, self.data
+                    config = self.config
                     if config is None or node.config is None:
                         raise ValueError(node.no_model())
                     held = node.state.q.copy()
-                await node.heavy(label, handler, config, config.model, held, request, response, data)
+                response = await node.heavy(label, services.answer, handler, config, held, request, type(response))
                 response.success, response.message = True, "ok"
             except Exception as exc:
                 response = node.refuse(response, exc, handler.__name__)

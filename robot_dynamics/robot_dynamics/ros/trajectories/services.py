@@ -43,6 +43,14 @@ def _points(msg, times, *fields):
     msg.points = points
 
 
+def answer(handler, config, held_q, request, response_type):
+    """handler's response (time_parameterize, check_trajectory) to request, made and filled where it
+    runs: the node's heavy-request process (ros/worker.py), with that process's buffers."""
+    response = response_type()
+    handler(config, config.model, held_q, request, response)
+    return response
+
+
 def time_parameterize(config, model, held_q, req, res, data=None):
     """~/time_parameterize: waypoints -> the time-optimal trajectory (TOPP-RA, interpolation scheme) of
     the path through them; its efforts without g(q) with drive_compensates_gravity (the limits hold the
