@@ -13,7 +13,7 @@ mkdir -p log
 running() { [ -f log/warm.pid ] && [ ! -f log/warm.rc ] && kill -0 "$(cat log/warm.pid)" 2>/dev/null; }
 case "${1:-}" in
 start)
-    py=$(realpath "$2")
+    py="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"     # absolute, not resolved: the venv's python
     if running; then exit 0; fi
     if [ -f log/warm.rc ] && [ "$(cat log/warm.rc)" = 0 ] &&
        [ -z "$(find robot_dynamics/robot_dynamics -name '*.py' -newer log/warm.rc -print -quit)" ]; then

@@ -232,6 +232,13 @@ def test_the_child_runs_at_its_niceness_and_ignores_sigint(monkeypatch, worker):
     assert worker.call("~/x", os.getpid, ()) == worker.pid
 
 
+def test_by_default_the_child_has_the_lowest_priority(monkeypatch, worker):
+    import os
+    monkeypatch.delenv("ROBOT_DYNAMICS_HEAVY_NICE", raising=False)
+    assert worker.call("~/x", os.sched_getscheduler, (0,)) == os.SCHED_IDLE
+    assert worker.call("~/x", os.nice, (0,)) == 19
+
+
 @pytest.mark.parametrize("value", ["20", "-1", "ten"])
 def test_a_bad_niceness_is_refused_naming_the_variable(monkeypatch, worker, value):
     import os
