@@ -17,6 +17,11 @@ import zlib
 import pytest
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# the nodes' heavy-request process at the tests' own priority: the suite keeps both cores busy, and a
+# heavy request at a lower one waits for it (at SCHED_IDLE, an IK request waited past rosnode's re-send,
+# 6.7 s, in a fresh-clone run); its priority is bench_node.py's to measure (--identify, --fuzz), and
+# test_ros_work checks the default
+os.environ.setdefault("ROBOT_DYNAMICS_HEAVY_NICE", "0")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 #: the test robots: fixed, free flyer, mimic, planar and floating joints (root and mid-tree)

@@ -15,8 +15,8 @@ in Python the joint_states thread takes the lock in between (sys.setswitchinterv
 in a third of the time.
 
 The child (`python -m robot_dynamics.ros.worker`, the node's interpreter and sys.path) runs at the
-niceness HEAVY_NICE (environment variable ROBOT_DYNAMICS_HEAVY_NICE, default 19: the kernel's
-scheduler gives the node's threads, and everything else on the machine, the cores first), its batches
+niceness HEAVY_NICE (environment variable ROBOT_DYNAMICS_HEAVY_NICE, default 10: the kernel's
+scheduler gives the node's threads the cores first), its batches
 on every core but one (ROBOT_DYNAMICS_THREADS, unless set), ignores SIGINT (a terminal's Ctrl-C goes
 to the node, which stops it), and ends with its parent (PR_SET_PDEATHSIG) or when its stdin closes. If
 it dies (killed, out of memory), the request running fails naming the exit code and the next call
@@ -41,10 +41,10 @@ from .work import malloc_trim
 PROTOCOL = 5
 #: shared objects (models, configurations) the child keeps, the most recently used
 KEPT = 8
-#: the child's niceness unless ROBOT_DYNAMICS_HEAVY_NICE says otherwise (0-19): the lowest priority
-#: (measured, panda at 1 kHz, identifications back to back: joint_states drops 200-300 in 10 s at 10,
-#: 10-22 at 19)
-HEAVY_NICE = 19
+#: the child's niceness unless ROBOT_DYNAMICS_HEAVY_NICE says otherwise (0-19). Not the lowest: at 19
+#: (or SCHED_IDLE) a machine kept busy by other work (a simulator, a test suite) starved the requests
+#: (an IK request waited > 7 s); at 10 one gets ~1/10 of a core against each busy one
+HEAVY_NICE = 10
 _LENGTH = struct.Struct("<Q")
 
 
@@ -341,13 +341,7 @@ def main(argv=None):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if os.getppid() != parent:
         return 0
-    nice = niceness()
-    os.nice(nice)
-    if nice == 19 and hasattr(os, "SCHED_IDLE"):   # the lowest: any other thread of the machine preempts it
-        try:
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-        except OSError:
-            pass
+    os.nice(niceness())
     register_reducers()
     inp = sys.stdin.buffer
     out = os.fdopen(os.dup(1), "wb")
