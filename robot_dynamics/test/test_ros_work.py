@@ -266,8 +266,10 @@ def test_close_stops_the_child_and_the_request_it_ran():
 
     from robot_dynamics.ros.worker import Worker, WorkerDied
     work = HeavyWork(name="heavy", capacity=2, worker=Worker("heavy"))
-    pid = work.submit("~/x", os.getpid).result(30)
-    running = work.submit("~/sleep", time.sleep, 60)
+    assert work.submit("~/x", os.getpid).result(30) == os.getpid()        # on the thread unless asked
+    pid = work.submit("~/x", os.getpid, process=True).result(30)
+    assert pid != os.getpid()
+    running = work.submit("~/sleep", time.sleep, 60, process=True)
     time.sleep(0.5)
     assert work.close(timeout=2.0)
     with pytest.raises(WorkerDied, match="~/sleep"):
@@ -288,7 +290,8 @@ def test_every_features_configuration_crosses_to_the_child_and_computes_the_same
     from robot_dynamics.ros.worker import Worker
     from rosconfig import configured, params
     puma, biped, five_bar = (bundled_urdf(name) for name in ("puma560", "floating_base_biped", "five_bar"))
-    configs = [configured(puma, urdf_file=puma, payload__mass=1.0, payload__link="link6", drive_compensates_gravity=True),
+    configs = [configured(puma, urdf_file=puma, payload__mass=1.0, payload__link="link6",
+                          drive_compensates_gravity=True),
                configured(biped, urdf_file=biped, floating_base=True, contacts__frames=["left_sole", "right_sole"],
                           contacts__kind="6d"),
                configured(five_bar, urdf_file=five_bar, loops=["end_effector right_distal_tip 6d"],

@@ -25,9 +25,9 @@ class Part:
                               exists, so a service appears only once it answers at once): the calls,
                               [(name, callable)], that run on config.model every compiled function the
                               part may run (whatever its parameters), so no answer waits for numba
-      heavy_warm(config)      static: the same for what the part runs as heavy requests (node.heavy), as
-                              [(name, fn, args)] (fn module-level, args picklable: they run in the
-                              node's heavy-request process, ros/worker.py), after the ready line
+      heavy_warm(config)      static: the same for what the part runs in the heavy-request process
+                              (node.heavy(..., process=True)), as [(name, fn, args)] (fn module-level,
+                              args picklable: ros/worker.py), run there after the ready line
       law(config)             the law of gravity and feedforward torques this part imposes (contacts,
                               closed loops), or None; the first part that has one sets `node.law`
       configure(config, keep) under the node's lock: swap in what the configuration needs (nothing
@@ -138,12 +138,13 @@ class Shared:
         self.warn(text)     # throttled here: rclpy's own throttle finds its caller's frame (~0.1 ms) every call
         return response
 
-    def heavy(self, label, fn, *args):
-        """fn(*args) in the node's heavy-request process (node.work; fn module-level, its arguments and
-        result picklable), awaited: `result = await node.heavy(...)` in an async
+    def heavy(self, label, fn, *args, process=False):
+        """fn(*args) on the node's heavy-request thread, or with process=True in its heavy-request process
+        (fn module-level, its arguments and result picklable): node.work, ros/work.py. Awaited:
+        `result = await node.heavy(...)` in an async
         callback of a reentrant callback group (`heavy_group`). Busy (work.Busy) at once if the queue is
         full; the callback thread is free while fn runs, and the executor is woken when it is done."""
-        return awaitable(self.work.submit(label, fn, *args), self._wake)
+        return awaitable(self.work.submit(label, fn, *args, process=process), self._wake)
 
     def _wake(self):
         executor = self.executor
@@ -154,7 +155,7 @@ class Shared:
         """Service ~/name: handler(model, request, response) (with_config: handler(config, ...)) on the
         configuration served when the request came, read under the lock; the handler computes with the
         lock released, with the main executor thread's own rd.Data of the model (rd's data=None: the
-        joint_states thread has its own; heavy requests run in their process), so a request never delays joint_states
+        joint_states thread and the heavy-request thread have theirs), so a request never delays joint_states
         by more than the GIL does. Any error, or a result that is not finite, becomes success=false with
         a message naming it."""
         def serve(request, response):

@@ -60,9 +60,9 @@ class DynamicsNode(Shared, Node):
     of its own. `lock` guards what the threads share: the configuration, the measured state, the parts'
     state, the counters, the output messages (the joint_states path computes under it); the services
     read the configuration under it and compute outside, each thread with its own rd.Data of the model
-    (the joint_states thread, the main executor; heavy requests run in a process of their own, `work`:
-    ros/work.py, ros/worker.py). Nothing is logged while it is held. interrupted: a
-    callable, true once the process was asked to stop (checked between warm-up calls). StartupError if a
+    (the joint_states thread, the main executor, the heavy-request thread `work`: ros/work.py, whose
+    Python-heavy requests run in the node's child process, ros/worker.py). Nothing is logged while it
+    is held. interrupted: a callable, true once the process was asked to stop (checked between warm-up calls). StartupError if a
     parameter or the URDF given as a parameter is invalid at start-up (the message names it)."""
 
     def __init__(self, interrupted=None, **kwargs):
@@ -70,7 +70,7 @@ class DynamicsNode(Shared, Node):
         self._destroyed = False
         declared.declare(self, PARAMETERS)
         self.lock = threading.Lock()
-        # heavy requests: off the callback threads, in a process of their own (work.py, worker.py)
+        # heavy requests: off the callback threads, the Python-heavy ones in a child process (work.py, worker.py)
         self.work = HeavyWork("heavy", HEAVY_CAPACITY, Worker("heavy", shared=(Model, Config)))
         self.heavy_group = ReentrantCallbackGroup()     # the async callbacks that await node.heavy
         self.config, self.law, self.state, self.parts = None, HELD, None, []
@@ -176,7 +176,7 @@ class DynamicsNode(Shared, Node):
             nothing.set_result([])
             return done(nothing)
         try:
-            self.work.submit("warm-up", warm_up, calls, counted=False).add_done_callback(done)
+            self.work.submit("warm-up", warm_up, calls, counted=False, process=True).add_done_callback(done)
         except RuntimeError as exc:         # shutting down
             self.get_logger().debug(f"warm-up of the heavy requests skipped: {exc}")
 

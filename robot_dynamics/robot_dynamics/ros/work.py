@@ -11,13 +11,16 @@ group; the executor is woken when the work is done, no polling).
     future = work.submit(label, fn, *args)          # Busy(message) when full; fn runs on the worker
     work.close()                                    # at shutdown: pending futures cancelled, worker joined
 
-The node's calls run in a process of their own (worker.py's Worker, given as `worker`): their Python
-(checks, loops, message building) would otherwise take the interpreter lock from the joint_states
-thread for up to the switch interval (`SWITCH_INTERVAL`) each time it runs, and the child's lower
-priority lets the kernel's scheduler give the node's threads the cores first. Without a worker the
-calls run on the thread itself (kernels that release the GIL run beside joint_states; Python between
-them does not). Memory is bounded by each service's limits on its request times `capacity`, and given
-back after each request (malloc_trim).
+Where a call runs is the caller's choice (`submit(..., process=True)`): requests whose work is Python
+(identification's fits, the excitation search, the IK search's restarts) run in the node's child
+process (worker.py's Worker, given as `worker`), where they cannot take the interpreter lock from the
+joint_states thread (measured, bench_node.py --identify, panda at 1 kHz, identifications back to
+back: 410-853 messages dropped in 10 s on the thread, 10-250 in the process). Requests whose work is
+kernels that release the GIL and whose answers are large messages (TOPP-RA, checking a trajectory,
+a goal's retiming) run on the thread, with no copies there and back: goals retimed in the process
+measured the same as on the thread (bench_node.py --goals, within this VM's noise). Memory is
+bounded by each service's limits on its request times `capacity`, and given back after each request
+(malloc_trim).
 
 The queue holds at most `capacity` requests accepted and not finished, the running one included;
 beyond that `submit` raises Busy naming the label, the queue and its limit, at once (a client is
@@ -32,8 +35,9 @@ from collections import deque
 from concurrent.futures import Future
 
 #: the interpreter's switch interval (s) while a HeavyWork exists: a thread waiting for the GIL asks
-#: the one holding it to drop it after this long (Python's default is 5 ms)
-SWITCH_INTERVAL = 0.0001
+#: the one holding it to drop it after this long (Python's default is 5 ms; at 0.1 ms the threads
+#: convoyed: bench_node.py --goals had stalls of 130 ms and 3x the drops)
+SWITCH_INTERVAL = 0.001
 
 
 def _trim():
@@ -56,14 +60,14 @@ class Busy(RuntimeError):
 
 class HeavyWork:
     """One worker thread running submitted calls in order; at most `capacity` accepted and not finished.
-    worker: a worker.Worker, the process the calls run in (fn module-level, its arguments and result
-    picklable), or None: on the thread itself."""
+    worker: a worker.Worker, the process the calls submitted with process=True run in, or None: every
+    call on the thread itself."""
 
     def __init__(self, name="heavy", capacity=2, worker=None):
         if capacity < 1:
             raise ValueError(f"capacity must be at least 1, got {capacity!r}")
         self.name, self.capacity, self.worker = name, int(capacity), worker
-        self._queue = deque()           # (label, future, fn, args, counted) waiting
+        self._queue = deque()           # (label, future, fn, args, counted, in the process) waiting
         self._running = None            # the label of the call running, or None
         self._running_counted = False   # whether it counts against capacity (submit's counted)
         self._closed = False
@@ -73,10 +77,12 @@ class HeavyWork:
         self._thread = threading.Thread(target=self._work, name=f"{name} work", daemon=True)
         self._thread.start()
 
-    def submit(self, label, fn, *args, counted=True):
+    def submit(self, label, fn, *args, counted=True, process=False):
         """A Future of fn(*args), run on the worker; Busy if `capacity` requests are queued or running,
         RuntimeError once closed. label names the request in errors (e.g. "~/time_parameterize").
-        counted=False: not a request (the warm-up), never refused and not counted against `capacity`."""
+        counted=False: not a request (the warm-up), never refused and not counted against `capacity`.
+        process: run in the worker process (fn module-level, its arguments and result picklable), if
+        the HeavyWork has one; else on the worker thread."""
         future = Future()
         with self._cv:
             if self._closed:
@@ -88,7 +94,7 @@ class HeavyWork:
             if counted and queued >= self.capacity:
                 raise Busy(f"{label}: busy: {queued} request{'s' if queued != 1 else ''} already queued "
                            f"(queue {self.name!r}, at most {self.capacity})")
-            self._queue.append((label, future, fn, args, counted))
+            self._queue.append((label, future, fn, args, counted, process and self.worker is not None))
             self._cv.notify()
         return future
 
@@ -112,7 +118,7 @@ class HeavyWork:
             self._closed = True
             waiting, self._queue = list(self._queue), deque()
             self._cv.notify_all()
-        for _, future, _, _, _ in waiting:
+        for _, future, *_ in waiting:
             future.cancel()
         if self.worker is not None:         # the request running, if any, ends with its process
             self.worker.stop(timeout)
@@ -127,17 +133,18 @@ class HeavyWork:
                     self._cv.wait()
                 if self._closed:
                     return
-                label, future, fn, args, counted = self._queue.popleft()
+                label, future, fn, args, counted, in_process = self._queue.popleft()
                 if not future.set_running_or_notify_cancel():     # cancelled while waiting
                     continue
                 self._running, self._running_counted = label, counted
             result = error = None
             try:
-                result = fn(*args) if self.worker is None else self.worker.call(label, fn, args)
+                result = self.worker.call(label, fn, args) if in_process else fn(*args)
             except BaseException as exc:    # noqa: B036 (given to the caller, never lost)
                 error = exc
             del fn, args
-            malloc_trim(0)
+            if not in_process:      # (the worker process trims its own heap)
+                malloc_trim(0)
             with self._cv:      # finished before the caller hears of it: pending() and the queue's room agree
                 self._running, self._running_counted = None, False
             if error is not None:

@@ -1,6 +1,7 @@
-"""Heavy requests in a process of their own (no rclpy): `Worker`, a child of the node that runs them, so
-that their Python (checks, the IK search's loop, message building, identification's fits) never takes
-the interpreter lock the joint_states thread needs: the child has its own.
+"""Heavy requests in a process of their own (no rclpy): `Worker`, a child of the node that runs the
+requests submitted with process=True (work.py: identification's fits, the excitation search, the IK
+search's restarts), so that their Python never takes the interpreter lock the joint_states thread
+needs: the child has its own.
 
     worker = Worker("heavy", shared=(Model, Config))   # the child starts at the first call
     result = worker.call(label, fn, args)              # fn(*args) in the child; this thread waits

@@ -4,7 +4,7 @@ A goal goes through, on the main executor (the action server's callbacks have a 
 of their own, so that a goal in progress never blocks the node's parameters, services or ~/reference):
 
   1. accepted always, then checked (goal.check) and prepared (execution.prepare: retimed or checked
-     within the limits, every point with its efforts) in the heavy-request process, never on the
+     within the limits, every point with its efforts) on the heavy-request thread, never on the
      joint_states thread. A goal that fails is aborted at once with its result code and an
      error_string naming the joint, the point and the field. joint_trajectory_controller in ROS 2
      rejects such goals in its goal callback instead, but a rejected goal carries no result: MoveIt's
@@ -28,6 +28,7 @@ A goal is judged only while joint_states come (the node's time is their stamps);
 ends it at any time."""
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from action_msgs.msg import GoalStatus
@@ -91,7 +92,7 @@ class FollowJointTrajectoryFront(Part):
                                    cancel_callback=self.on_cancel, callback_group=self.group)
 
     @staticmethod
-    def heavy_warm(config):
+    def warm(config):
         """A goal of two points over the controller's joints prepared in each retime mode (limits given,
         so that a URDF without limits compiles them too): the checks, TOPP-RA and the efforts."""
         model = config.model
@@ -111,7 +112,8 @@ class FollowJointTrajectoryFront(Part):
             options = goal_checks.Options(retime=retime, velocity_limits=(10.0,) * n, acceleration_limits=(10.0,) * n,
                                           effort_limits=(1e6,) * n)
             tol = tolerances.defaults(config.joints)
-            calls.append((f"follow_joint_trajectory (retime {retime})", prepare_with, (config, goal, q, options, tol)))
+            calls.append((f"follow_joint_trajectory (retime {retime})", partial(prepare_with, config, goal, q, options,
+                                                                                 tol)))
         return calls
 
     def configure(self, config, keep):
@@ -222,7 +224,9 @@ class FollowJointTrajectoryFront(Part):
         return await self._self_execute(run, config, plan, ex, held_q)
 
     async def _prepared(self, *args):
-        """prepared(*args) in the node's heavy-request process, awaited; a full queue aborts the goal."""
+        """prepared(*args) on the node's heavy-request thread (its kernels release the GIL; in the
+        heavy-request process, bench_node.py --goals measured the same), awaited; a full queue aborts
+        the goal."""
         try:
             work = self.node.heavy("~/follow_joint_trajectory", prepared, *args)
         except Busy as exc:

@@ -236,7 +236,8 @@ class DynamicsIdentification(Part):
             return []
         q = rd.neutral(model) + np.zeros((16, 1))
         v = np.random.default_rng(0).normal(size=(16, model.nv))
-        return [("joint_torque_regressor (identification)", partial(joint_torque_regressor, threads=1), (model, q, v, v))]
+        return [("joint_torque_regressor (identification)", partial(joint_torque_regressor, threads=1),
+                 (model, q, v, v))]
 
     def configure(self, config, keep):
         node, seconds = self.node, config.identification.buffer_seconds
@@ -279,7 +280,7 @@ class DynamicsIdentification(Part):
                 raise ValueError(node.no_model())
             arguments, rate, lead_in = dynamics.excitation_arguments(request, config.model)
             traj, message = await node.heavy("~/excitation_trajectory", dynamics.excite, config.model, arguments,
-                                             rate, lead_in)
+                                             rate, lead_in, process=True)
             response.trajectory = message
             dynamics.fill_excitation(response, traj, message)
             if not (np.isfinite(response.condition_number) and all(
@@ -321,7 +322,7 @@ class DynamicsIdentification(Part):
                     what = ("buffered joint_states" if window == 0 else
                             f"the last {window:g} s of buffered joint_states")
                 est, t, what, urdf = await node.heavy("~/identify_dynamics", dynamics.identified, config, bag, topic,
-                                                      samples, what)
+                                                      samples, what, process=True)
             finally:
                 self.running = False
             dynamics.fill_identification(response, est, urdf, t, what)

@@ -2,8 +2,9 @@
 state or a given seed (inverse_kinematics/__init__.py has the request's rules).
 
 The solve is a heavy request: it runs in the node's heavy-request process (ros/work.py, ros/worker.py:
-refused at once, naming the queue, when it is full), the node's lock released: an unreachable target tried from 30 random configurations takes milliseconds
-(tens on a humanoid; the bounds, 1000 restarts of 10000 iterations, seconds), and neither joint_states
+refused at once, naming the queue, when it is full; its restarts are a Python loop), the node's lock
+released: an unreachable target tried from 30 random configurations takes milliseconds (tens on a
+humanoid; the bounds, 1000 restarts of 10000 iterations, seconds), and neither joint_states
 nor the other services wait for it (the lock is held to read the configuration and the measured state
 only). Unlike the other services, a finite answer that did not converge goes back with
 its configuration, error and reason, and success=false."""
@@ -62,7 +63,7 @@ class InverseKinematicsService(Part):
                     raise ValueError(node.no_model())
                 measured, world = node.state.q.copy(), node.state.base_frame
             converged, response = await node.heavy("~/inverse_kinematics", kinematics.answer, config.model, measured,
-                                                   world, request, type(response))
+                                                   world, request, type(response), process=True)
         except Exception as exc:
             return node.refuse(response, exc, "inverse_kinematics")
         response.success = converged

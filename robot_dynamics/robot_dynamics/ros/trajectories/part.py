@@ -38,10 +38,14 @@ time-optimal trajectory, and a timed trajectory -> the torques it needs against 
 
 Both are heavy requests (their work grows with gridpoints, points and samples, each bounded: the
 .srv files state the limits): a request takes the lock only to read the configuration and the
-measured state, then runs in the node's heavy-request process (ros/work.py, ros/worker.py; refused
-at once, naming the queue, when it is full), which also makes the response, so that the joint_states
-path and the other services are not held up. Errors, and results that are not finite, become
-success=false with the message, as node.serve does."""
+measured state, then runs on the node's heavy-request thread (ros/work.py; refused at once, naming the
+queue, when it is full), which also makes the response, so that the joint_states path and the other
+services are not held up: the kernels it spends its time in release the GIL, and its answer is made
+where it is sent (not copied from the node's heavy-request process: ros/work.py says which runs
+where). Errors, and results that are not finite, become success=false with the message, as
+node.serve does."""
+from functools import partial
+
 import numpy as np
 from robot_dynamics_interfaces import srv
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -268,7 +272,7 @@ class TrajectoryServices(Part):
         self.config = config
 
     @staticmethod
-    def heavy_warm(config):
+    def warm(config):
         """Each service once on a two-waypoint path of the model's joints (every limit given, so that a
         URDF without limits compiles them too), and a check along its interpolation (batches of states:
         the batch drivers, on one thread or several, kernels/batch.py)."""
@@ -283,18 +287,18 @@ class TrajectoryServices(Part):
         ones, large = [1.0] * len(names), [1e6] * len(names)
         trajectory = JointTrajectory(joint_names=names, points=points)
         check = srv.CheckTrajectory.Request(trajectory=trajectory, effort_limits=large, sample_period=0.01)
-        calls = [("check_trajectory", services.answer, (services.check_trajectory, config, held, check,
-                                                        srv.CheckTrajectory.Response))]
+        calls = [("check_trajectory", partial(services.answer, services.check_trajectory, config, held, check,
+                                              srv.CheckTrajectory.Response))]
         if model.joint_offset == (0, 0):        # time_parameterize times one-coordinate joints only
             request = srv.TimeParameterize.Request(waypoints=trajectory, velocity_limits=ones, acceleration_limits=ones,
                                                    effort_limits=large, gridpoints=rd.PARALLEL_MIN_BATCH)
-            calls.append(("time_parameterize", services.answer, (services.time_parameterize, config, held, request,
-                                                                 srv.TimeParameterize.Response)))
+            calls.append(("time_parameterize", partial(services.answer, services.time_parameterize, config, held,
+                                                       request, srv.TimeParameterize.Response)))
         return calls
 
     def _service(self, handler):
         """The service's async callback: the configuration and the measured state read under the lock,
-        the work and the response's making in the node's heavy-request process (node.heavy: refused at
+        the work and the response's making on the node's heavy-request thread (node.heavy: refused at
         once when its queue is full), the callback thread free meanwhile."""
         node = self.node
         label = f"~/{handler.__name__}"
