@@ -71,6 +71,15 @@ class NodeProcess:
         with open(self.log.name) as f:
             return f.read()
 
+    def wait_for_output(self, text, timeout=120.0):
+        """Wait until the node has printed `text` (e.g. HEAVY_READY: a heavy request sent earlier waits
+        for the heavy parts' warm-up, seconds on a loaded machine); fails naming it on timeout or exit."""
+        deadline = time.monotonic() + timeout
+        while text not in self.output():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the node never printed {text!r}:\n{self.output()}")
+            time.sleep(0.05)
+
     def stop(self, sig=signal.SIGINT, timeout=10):
         """Stop the node as a user would (Ctrl-C); kill it if it hangs. Returns the exit code."""
         if self.proc.poll() is None:
@@ -145,14 +154,30 @@ class Client:
         client = self._clients[name]
         assert client.wait_for_service(timeout_sec=max(timeout, START)), f"service {name} not available"
         # A request sent just after discovery can lose its response (the server's response writer
-        # not yet matched with this client): ask again, as a client would, before failing.
+        # not yet matched with this client): ask again, as a client would, before failing. A slow
+        # request is not lost: the earlier requests stay awaited, and a resend's refusal (e.g. a
+        # heavy queue full of this client's own resends) does not hide an earlier request's answer.
+        sent = []
         for _ in range(3):
-            future = client.call_async(request)
-            rclpy.spin_until_future_complete(self.node, future, timeout_sec=timeout / 3)
-            if future.done():
-                return future.result()
-            client.remove_pending_request(future)
+            sent.append(client.call_async(request))
+            deadline = time.monotonic() + timeout / 3
+            while time.monotonic() < deadline:
+                rclpy.spin_once(self.node, timeout_sec=0.05)
+                answer = [f for f in sent if f.done() and (f is sent[0] or getattr(f.result(), "success", True))]
+                if answer:
+                    return self._settle(client, sent, answer[0])
+        done = [f for f in sent if f.done()]     # only a resend's refusal came back
+        if done:
+            return self._settle(client, sent, done[0])
+        self._settle(client, sent, None)
         pytest.fail(f"no answer from {name} to 3 requests")
+
+    @staticmethod
+    def _settle(client, sent, answered):
+        for f in sent:
+            if not f.done():
+                client.remove_pending_request(f)
+        return None if answered is None else answered.result()
 
     def set_parameters(self, node_name, **values):
         """Set parameters of a node atomically (name__sub for name.sub); the SetParametersResult."""

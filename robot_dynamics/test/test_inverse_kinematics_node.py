@@ -34,6 +34,7 @@ def robots():
             if not os.path.exists(path):
                 pytest.skip(f"{name} URDF not installed")
             started[name] = (NodeProcess(f"urdf_file:={path}"), load_urdf(path))
+            started[name][0].wait_for_output(HEAVY_READY)   # else the first request waits for the warm-up
         return started[name]
     yield get
     for node, _ in started.values():

@@ -49,7 +49,7 @@ ALGORITHMS = {
 
 def random_states(m, n, seed):
     rng = np.random.default_rng(seed)
-    q = np.array([rd.random_configuration(m, rng) for _ in range(n)])
+    q = rd.random_configuration(m, rng, n)
     return q, rng.uniform(-2, 2, (n, m.nv)), rng.uniform(-3, 3, (n, m.nv))
 
 
