@@ -2,6 +2,8 @@
 that talks to it over real DDS, the messages the tests send (a ~/reference, joint_states with efforts
 from the scripted motion, in batches awaited), a parameter dump as `ros2 param dump` writes it.
 conftest.py gives each test session a random ROS_DOMAIN_ID on localhost."""
+import atexit
+import contextlib
 import itertools
 import os
 import signal
@@ -93,6 +95,14 @@ class NodeProcess:
                 self.proc.wait()
         self.log.close()
         return self.proc.returncode
+
+
+@atexit.register
+def _remove_logs():
+    """The nodes' output files go with the test process (a run of the suite left ~100 in /tmp)."""
+    for node in RUNNING:
+        with contextlib.suppress(OSError):
+            os.unlink(node.log.name)
 
 
 def stop_all():

@@ -1,6 +1,8 @@
 """The node's parameters as rclpy holds them: declared with descriptors that say what each takes (they
 survive `ros2 param dump` and `describe`), and every value stored as the node uses it (numbers as
 floats), so that a dump loads back. The checks themselves are parameters.py's, without rclpy."""
+import numpy as np
+
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.parameter import Parameter
 
@@ -56,3 +58,15 @@ def _stored(parameter, value):
     if stored.type_ == parameter.type_ and stored.value == parameter.value:
         return parameter
     return stored
+
+
+def unchanged(new, old, changes):
+    """The changed parameters have the values in use (as used: checked, numbers as floats)."""
+    def same(a, b):
+        if isinstance(a, str) or isinstance(b, str):
+            return a == b
+        try:
+            return bool(np.array_equal(a, b))
+        except (TypeError, ValueError):
+            return False
+    return all(same(new[p.name], old[p.name]) for p in changes)

@@ -1,22 +1,17 @@
 """ROS 2 node `robot_dynamics`: the configuration and its lifecycle, and the parts of every feature.
 
 Each feature is a folder of this package with its topics, services and parameters (features.FEATURES;
-docs/node.md lists them, and the path of a joint_states message to each output). The node makes every
+docs/node.md lists them and the path of a joint_states message to each output). The node makes every
 feature's parts, in that order, and holds what they share: the parameters, the configuration, the
-lock, the law of gravity and feedforward torques, the reporting (base.Shared).
-
-A configuration's lifecycle: parameters (features.PARAMETERS, every value checked) -> build_config
-(the model and every feature's settings, and an applied identified estimate of the same robot: config.py;
-a ValueError names the parameter) -> warm-up (every part's
-calls: no answer waits for numba) -> swapped in under the lock, each part's `configure` -> each part's
-`announce` (lock released). A parameter change is built in the on-set callback (refused with its
-reason: the old configuration serves on) and applied in the post-set callback. Nothing non-finite
-leaves the node as a success: inputs are checked, and so is every published or returned number."""
+lock, the law of gravity and feedforward torques, the reporting (base.Shared). A configuration's
+lifecycle: parameters (features.PARAMETERS, each checked) -> build_config (the model, every feature's
+settings, an applied identified estimate of the same robot: config.py; a ValueError names the
+parameter) -> warm-up (warming.py: no answer waits for numba) -> swapped in under the lock, each
+part's `configure` -> each part's `announce` (lock released). A parameter change is built in the
+on-set callback (refused with its reason: the old configuration serves on) and applied in the
+post-set callback. Nothing non-finite leaves the node as a success: inputs are checked, and so is
+every published or returned number."""
 import threading
-import time
-from concurrent.futures import Future
-
-import numpy as np
 
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -32,27 +27,15 @@ from .features import FEATURES, PARAMETERS
 from .joint_states.part import JointStatesInput
 from .messages import error_text
 from .parameters import ParameterError, StartupError, check_parameters
-from .work import HeavyWork, warm_up
+from .warming import warm, warm_heavy
+from .work import HeavyWork
 from .worker import Worker
 
 #: heavy requests accepted and not finished (the running one included) before the next is refused
 HEAVY_CAPACITY = 2
 
-#: the node's parts, made in this order (each may use those before it: node.part) and answering each
-#: joint_states message in it
+#: the node's parts, made and answering each joint_states message in this order (each may use those before it)
 PARTS = tuple(kind for feature in FEATURES for kind in feature.parts())
-
-
-def unchanged(new, old, changes):
-    """The changed parameters have the values in use (as used: checked, numbers as floats)."""
-    def same(a, b):
-        if isinstance(a, str) or isinstance(b, str):
-            return a == b
-        try:
-            return bool(np.array_equal(a, b))
-        except (TypeError, ValueError):
-            return False
-    return all(same(new[p.name], old[p.name]) for p in changes)
 
 
 class DynamicsNode(Shared, Node):
@@ -60,10 +43,9 @@ class DynamicsNode(Shared, Node):
     of its own. `lock` guards what the threads share: the configuration, the measured state, the parts'
     state, the counters, the output messages (the joint_states path computes under it); the services
     read the configuration under it and compute outside, each thread with its own rd.Data of the model
-    (the joint_states thread, the main executor, the heavy-request thread `work`: ros/work.py, whose
-    Python-heavy requests run in the node's child process, ros/worker.py). Nothing is logged while it
-    is held. interrupted: a callable, true once the process was asked to stop (checked between warm-up calls). StartupError if a
-    parameter or the URDF given as a parameter is invalid at start-up (the message names it)."""
+    (the joint_states thread, the main executor, the heavy-request thread `work`: work.py, worker.py).
+    Nothing is logged while it is held. interrupted: a callable, true once the process was asked to stop
+    (checked between warm-up calls). StartupError names a parameter or URDF invalid at start-up."""
 
     def __init__(self, interrupted=None, **kwargs):
         super().__init__("robot_dynamics", **kwargs)
@@ -77,14 +59,13 @@ class DynamicsNode(Shared, Node):
         self.load_cache, self._pending, self.topic_description, self._refused_description = {}, None, None, None
         self.stats, self.last_error, self._warned, self._said = diagnostics.period_stats(), "", {}, set()
         self.after_message = []         # what a part's on_state asks to run once the lock is released
-        self._heavy = False     # the heavy requests' warm-up was queued once
-        self.steps, self.ready = (), False      # steps: every answering part's on_state, in PARTS order (restep)
+        self.steps, self.ready, self._heavy = (), False, False     # restep; _heavy: the heavy warm-up queued
         self.identified = None      # an applied estimate (~/identify_dynamics), for every configuration of its robot
         try:
             params, config, warmed = self.params(), None, None
             if self.description(params) is not None:
                 config = build_config(params, self.description(params), self.load_cache, self.identified)
-                warmed = self.warm(config, interrupted)     # before any service or topic exists
+                warmed = warm(self, PARTS, config, interrupted)     # before any service or topic exists
             declared.store_as_used(self, params, PARAMETERS)
             for kind in PARTS:
                 self.parts.append(kind(self))
@@ -117,27 +98,11 @@ class DynamicsNode(Shared, Node):
     def description(self, params):
         return params["robot_description"] or params["urdf_file"] or self.topic_description
 
-    def warm(self, config, interrupted=None):
-        """Every part's warm-up calls on config (numba compiles or loads each kernel on its first call);
-        seconds taken. A call that fails has compiled what it reached: the real call will say why."""
-        t0 = time.perf_counter()
-        for part in PARTS:
-            for name, call in part.warm(config):
-                if interrupted is not None and interrupted():
-                    raise KeyboardInterrupt
-                t = time.perf_counter()
-                try:
-                    call()
-                except Exception as exc:
-                    self.get_logger().debug(f"warm-up of {name}: {error_text(exc) or type(exc).__name__}")
-                self.get_logger().debug(f"warm-up: {name} {time.perf_counter() - t:.3f} s")
-        return time.perf_counter() - t0
-
     def apply(self, config, keep_state=False, warmed=None):
         """Swap in a configuration (its model is new: build_config computed on it without the lock).
         keep_state: keep what was measured if the coordinates are the same (a parameter change);
         warmed: the seconds config's warm-up took, if it ran already."""
-        warm = self.warm(config) if warmed is None else warmed     # after the first: ~1 ms
+        warm_s = warm(self, PARTS, config) if warmed is None else warmed     # after the first: ~1 ms
         law = next((law for part in self.parts if (law := part.law(config)) is not None), HELD)
         with self.lock:
             old = self.config.model if self.config is not None else None
@@ -152,33 +117,8 @@ class DynamicsNode(Shared, Node):
             part.announce(config, keep)
         if not self.ready:
             self.ready = True
-            self.get_logger().info(f"ready: every answer for {config.model.name!r} compiled or loaded ({warm:.2f} s)")
-        self.warm_heavy(config)
-
-    def warm_heavy(self, config):
-        """The parts' heavy_warm calls in the heavy-request process, queued (not counted as a request: none
-        is refused for it) without the ready line waiting for them; "heavy requests ready" logged when they
-        are done (the first time)."""
-        calls, t0, first = [c for part in PARTS for c in part.heavy_warm(config)], time.perf_counter(), not self._heavy
-        self._heavy = True
-
-        def done(future):
-            error = future.exception() if not future.cancelled() else None
-            if self._destroyed or future.cancelled():
-                return
-            if error is not None:
-                self.get_logger().warning(f"warm-up of the heavy requests: {error_text(error) or type(error).__name__}")
-            elif first:
-                self.get_logger().info(f"heavy requests ready: every heavy answer for {config.model.name!r} compiled "
-                                       f"or loaded in their process ({time.perf_counter() - t0:.2f} s)")
-        if not calls:       # nothing to warm: the process starts at the first heavy request
-            nothing = Future()
-            nothing.set_result([])
-            return done(nothing)
-        try:
-            self.work.submit("warm-up", warm_up, calls, counted=False, process=True).add_done_callback(done)
-        except RuntimeError as exc:         # shutting down
-            self.get_logger().debug(f"warm-up of the heavy requests skipped: {exc}")
+            self.get_logger().info(f"ready: every answer for {config.model.name!r} compiled or loaded ({warm_s:.2f} s)")
+        self._heavy = warm_heavy(self, PARTS, config, first=not self._heavy)
 
     def _on_set_parameters(self, changes):
         """Check the changed values and build the configuration they give; refuse naming the problem."""
@@ -187,7 +127,7 @@ class DynamicsNode(Shared, Node):
             return SetParametersResult(successful=True)
         try:
             params = self.params(known)
-            if self.config is not None and unchanged(params, self.params(), known):
+            if self.config is not None and declared.unchanged(params, self.params(), known):
                 self._pending = None    # the values in use, set again (`ros2 param load` of a dump): nothing to rebuild
                 return SetParametersResult(successful=True)
             description = self.description(params)
@@ -220,7 +160,7 @@ class DynamicsNode(Shared, Node):
                 f"a URDF came on {self.resolve_topic_name('robot_description')} and is not used: parameter {given} "
                 "is set and wins (the topic's URDF is kept, and used if robot_description and urdf_file are both "
                 "emptied)"))
-            if notice:
+            if notice:      # (one call site per severity: rclpy refuses a call site whose severity changes)
                 self.get_logger().info(notice)
             else:
                 self.get_logger().debug(f"robot_description: a URDF came, not used (parameter {given} is set)")
