@@ -59,7 +59,7 @@ class DynamicsNode(Shared, Node):
         self.load_cache, self._pending, self.topic_description, self._refused_description = {}, None, None, None
         self.stats, self.last_error, self._warned, self._said = diagnostics.period_stats(), "", {}, set()
         self.after_message = []         # what a part's on_state asks to run once the lock is released
-        self.steps, self.ready, self._heavy = (), False, False     # restep; _heavy: the heavy warm-up queued
+        self.steps, self.ready = (), False      # steps: every answering part's on_state, in PARTS order (restep)
         self.identified = None      # an applied estimate (~/identify_dynamics), for every configuration of its robot
         try:
             params, config, warmed = self.params(), None, None
@@ -115,10 +115,10 @@ class DynamicsNode(Shared, Node):
         self.get_logger().info(config.summary())
         for part in self.parts:
             part.announce(config, keep)
-        if not self.ready:
-            self.ready = True
+        first, self.ready = not self.ready, True        # the ready lines are said once
+        if first:
             self.get_logger().info(f"ready: every answer for {config.model.name!r} compiled or loaded ({warm_s:.2f} s)")
-        self._heavy = warm_heavy(self, PARTS, config, first=not self._heavy)
+        warm_heavy(self, PARTS, config, first)
 
     def _on_set_parameters(self, changes):
         """Check the changed values and build the configuration they give; refuse naming the problem."""

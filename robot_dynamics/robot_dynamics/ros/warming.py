@@ -30,7 +30,8 @@ def warm(node, parts, config, interrupted=None):
 
 def warm_heavy(node, parts, config, first):
     """The parts' heavy_warm calls queued in node.work's process (not counted as a request: none is
-    refused for it); "heavy requests ready" logged when they are done if `first`. Returns True (queued)."""
+    refused for it); "heavy requests ready" logged when they are done if `first` (the node's first
+    configuration)."""
     calls, t0 = [c for part in parts for c in part.heavy_warm(config)], time.perf_counter()
 
     def announce(error):
@@ -42,11 +43,9 @@ def warm_heavy(node, parts, config, first):
             node.get_logger().info(f"heavy requests ready: every heavy answer for {config.model.name!r} compiled "
                                    f"or loaded in their process ({time.perf_counter() - t0:.2f} s)")
     if not calls:       # nothing to warm: the process starts at the first heavy request
-        announce(None)
-        return True
+        return announce(None)
     try:
         node.work.submit("warm-up", warm_up, calls, counted=False, process=True).add_done_callback(
             lambda future: future.cancelled() or announce(future.exception()))
     except RuntimeError as exc:         # shutting down
         node.get_logger().debug(f"warm-up of the heavy requests skipped: {exc}")
-    return True
