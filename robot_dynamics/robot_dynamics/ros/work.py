@@ -38,6 +38,10 @@ from concurrent.futures import Future
 #: the one holding it to drop it after this long (Python's default is 5 ms; at 0.1 ms the threads
 #: convoyed: bench_node.py --goals had stalls of 130 ms and 3x the drops)
 SWITCH_INTERVAL = 0.001
+#: at close, how long the worker process may take to end by itself before it is killed (s): a request
+#: running there cannot be interrupted otherwise, and the node's exit watchdog (6 s) counts it (a
+#: warm-up of the heavy parts still running at a load of 4 on 2 cores took the exit past it)
+CLOSE_GRACE = 0.5
 
 
 def _trim():
@@ -112,8 +116,10 @@ class HeavyWork:
             return self._running
 
     def close(self, timeout=5.0):
-        """Refuse new requests, cancel those waiting, and join the worker (waiting up to `timeout` s for
-        the running one to finish; it cannot be interrupted). True if the worker has ended."""
+        """Refuse new requests, cancel those waiting, end the worker process (killed if it has not ended
+        within CLOSE_GRACE s: the request running there fails) and join the worker thread (waiting up to
+        `timeout` s for a request running on it to finish; it cannot be interrupted). True if the
+        thread has ended."""
         with self._cv:
             self._closed = True
             waiting, self._queue = list(self._queue), deque()
@@ -121,7 +127,7 @@ class HeavyWork:
         for _, future, *_ in waiting:
             future.cancel()
         if self.worker is not None:         # the request running, if any, ends with its process
-            self.worker.stop(timeout)
+            self.worker.stop(min(timeout, CLOSE_GRACE))
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
         return not self._thread.is_alive()
