@@ -28,14 +28,17 @@ def _interrupted(signum):
     return 128 + signum
 
 
-def _run(module, exit_code=_stopped):
+def _run(module, exit_code=_stopped, before=None):
     """main() of `module`; until it takes the signals over, a signal exits at once with exit_code(signum).
     When main() returns, everything it started is stopped (threads joined, nodes destroyed, child
     processes ended, files closed), and the process exits right after flushing its output: the
     interpreter's finalisation (freeing the ~150000 objects of numba, llvmlite and rclpy) took 0.45 s
-    of CPU after every stop of the node, 2 s at a load average of 10 on 2 cores."""
+    of CPU after every stop of the node, 2 s at a load average of 10 on 2 cores. before: called first,
+    under the same signal handling (the node's heavy-request child forked: ros/prefork.py)."""
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda signum, frame: os._exit(exit_code(signum)))
+    if before is not None:
+        before()
     code = importlib.import_module(module).main()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -51,9 +54,10 @@ def one_blas_thread(environ=os.environ):
 
 
 def dynamics_node():
-    """The dynamics node (robot_dynamics.ros.main)."""
+    """The dynamics node (robot_dynamics.ros.main), its heavy-request child forked first (before rclpy
+    loads and starts threads: ros/prefork.py)."""
     one_blas_thread()
-    return _run("robot_dynamics.ros.main")
+    return _run("robot_dynamics.ros.main", before=lambda: importlib.import_module("robot_dynamics.ros.prefork").prefork())
 
 
 def sim_arm():

@@ -260,6 +260,57 @@ def test_a_child_that_dies_fails_its_request_and_the_next_starts_a_new_one(worke
     assert worker.call("~/x", len, ([puma],)) == 1
 
 
+PREFORK = r"""
+import os, signal, sys, time
+from robot_dynamics.ros import prefork as module
+from robot_dynamics.ros.worker import WorkerDied
+os.environ.pop("ROBOT_DYNAMICS_HEAVY_NICE", None)
+child = module.prefork()
+assert child and module.threads() == 1, (child, module.threads())    # forked before any thread exists
+import rclpy                                            # what the node loads next: its threads are not the child's
+w = module.heavy_worker(())
+assert w.call("x", os.getpid, ()) == child == w.pid     # the first start takes the forked child
+assert w.call("x", os.getppid, ()) == os.getpid()
+assert w.call("x", os.nice, (0,)) == min(19, os.nice(0) + 10)
+assert w.call("x", eval, ("'robot_dynamics.dynamics' in __import__('sys').modules",))   # the library, loaded
+assert not w.call("x", eval, ("'rclpy' in __import__('sys').modules",))  # not what was loaded after the fork
+os.kill(child, signal.SIGINT)                           # ignored, as the spawned child does
+time.sleep(0.2)
+assert w.call("x", os.getpid, ()) == child
+try:
+    w.call("x", os._exit, (3,))
+except WorkerDied as exc:
+    assert "(exit code 3)" in str(exc), exc
+again = w.call("x", os.getpid, ())                      # a later start runs a new interpreter
+assert again != child and w._proc.__class__.__name__ == "Popen", w._proc
+w.stop()
+print("ok")
+"""
+
+
+def test_the_nodes_first_child_is_forked_before_rclpy_loads_and_serves_as_a_spawned_one():
+    """dynamics_node forks the heavy-request child before it imports rclpy (prefork.py): the child
+    has the library loaded, its niceness, ignores SIGINT, and a child that dies is replaced by a spawned
+    one. A process with another thread does not fork (the test process has pytest-xdist's)."""
+    import os
+    import subprocess
+    import sys
+
+    from robot_dynamics.ros import prefork as module
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")     # as the node sets it (executables.one_blas_thread)
+    out = subprocess.run([sys.executable, "-c", PREFORK], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+    import threading
+    started = threading.Event()
+    t = threading.Thread(target=started.wait, daemon=True)
+    t.start()
+    try:
+        assert module.prefork() is None and module._FORKED is None
+    finally:
+        started.set()
+        t.join()
+
+
 def test_close_stops_the_child_and_the_request_it_ran():
     import os
     import time

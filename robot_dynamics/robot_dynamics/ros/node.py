@@ -29,7 +29,7 @@ from .messages import error_text
 from .parameters import ParameterError, StartupError, check_parameters
 from .warming import warm, warm_heavy
 from .work import HeavyWork
-from .worker import Worker
+from .prefork import heavy_worker
 
 #: heavy requests accepted and not finished (the running one included) before the next is refused
 HEAVY_CAPACITY = 2
@@ -53,7 +53,7 @@ class DynamicsNode(Shared, Node):
         declared.declare(self, PARAMETERS)
         self.lock = threading.Lock()
         # heavy requests: off the callback threads, the Python-heavy ones in a child process (work.py, worker.py)
-        self.work = HeavyWork("heavy", HEAVY_CAPACITY, Worker("heavy", shared=(Model, Config)))
+        self.work = HeavyWork("heavy", HEAVY_CAPACITY, heavy_worker((Model, Config)))
         self.heavy_group = ReentrantCallbackGroup()     # the async callbacks that await node.heavy
         self.config, self.law, self.state, self.parts = None, HELD, None, []
         self.load_cache, self._pending, self.topic_description, self._refused_description = {}, None, None, None

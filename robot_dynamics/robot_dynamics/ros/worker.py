@@ -15,7 +15,8 @@ by pickle's C loop, a 10000-point answer held the node's interpreter lock ~175 m
 in Python the joint_states thread takes the lock in between (sys.setswitchinterval, ros/work.py), and
 in a third of the time.
 
-The child (`python -m robot_dynamics.ros.worker`, the node's interpreter and sys.path) runs at the
+The child (`python -m robot_dynamics.ros.worker`, the node's interpreter and sys.path; the node's first one
+is forked from it before rclpy loads, with the library already imported: prefork.py) runs at the
 niceness HEAVY_NICE (environment variable ROBOT_DYNAMICS_HEAVY_NICE, default 10: the kernel's
 scheduler gives the node's threads the cores first), its batches
 on every core but one (ROBOT_DYNAMICS_THREADS, unless set), ignores SIGINT (a terminal's Ctrl-C goes
@@ -209,9 +210,9 @@ class WorkerDied(RuntimeError):
 class Worker:
     """The child process, started at the first call; one call at a time (HeavyWork's thread)."""
 
-    def __init__(self, name="heavy", shared=()):
+    def __init__(self, name="heavy", shared=(), first=None):
         self.name, self.shared = name, frozenset(shared)
-        self._proc = None
+        self._proc, self._first = None, first     # first: a child already started (prefork.py), used once
         self._lock = threading.Lock()
         self._keys = OrderedDict()      # id(obj) -> (key, obj) the child holds, oldest first
         self._count = itertools.count(1)
@@ -282,6 +283,10 @@ class Worker:
             return proc
         if proc is not None:
             self._ended(proc)
+        first, self._first = self._first, None
+        if first is not None and first.poll() is None:
+            self._proc = first
+            return first
         import robot_dynamics
         root = os.path.dirname(os.path.dirname(os.path.abspath(robot_dynamics.__file__)))
         env = dict(os.environ)
@@ -334,9 +339,10 @@ def _die_with_parent():
         _LIBC.prctl(1, signal.SIGKILL)      # PR_SET_PDEATHSIG
 
 
-def main(argv=None):
+def main(argv=None, inp=None, out=None):
     """The child's loop: a call per message on stdin (the definitions, then fn and args, and their
-    buffers), its answer (ok, result or exception, alive) on the stdout it was started with."""
+    buffers), its answer (ok, result or exception, alive) on the stdout it was started with (or on
+    the streams `inp` and `out`: a child forked by `prefork`)."""
     parent = os.getppid()
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -344,8 +350,8 @@ def main(argv=None):
         return 0
     os.nice(niceness())
     register_reducers()
-    inp = sys.stdin.buffer
-    out = os.fdopen(os.dup(1), "wb")
+    inp = sys.stdin.buffer if inp is None else inp
+    out = os.fdopen(os.dup(1), "wb") if out is None else out
     os.dup2(2, 1)               # print() and numba's warnings go to stderr, not into the answers
     cache = {}
     while True:
