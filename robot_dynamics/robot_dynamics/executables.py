@@ -57,7 +57,11 @@ def dynamics_node():
     """The dynamics node (robot_dynamics.ros.main), its heavy-request child forked first (before rclpy
     loads and starts threads: ros/prefork.py)."""
     one_blas_thread()
-    return _run("robot_dynamics.ros.main", before=lambda: importlib.import_module("robot_dynamics.ros.prefork").prefork())
+    return _run("robot_dynamics.ros.main", before=_fork_heavy_child)
+
+
+def _fork_heavy_child():
+    importlib.import_module("robot_dynamics.ros.prefork").prefork()
 
 
 def sim_arm():

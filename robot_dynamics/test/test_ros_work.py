@@ -281,6 +281,8 @@ try:
     w.call("x", os._exit, (3,))
 except WorkerDied as exc:
     assert "(exit code 3)" in str(exc), exc
+else:
+    raise AssertionError("a child that died was not reported")
 again = w.call("x", os.getpid, ())                      # a later start runs a new interpreter
 assert again != child and w._proc.__class__.__name__ == "Popen", w._proc
 w.stop()

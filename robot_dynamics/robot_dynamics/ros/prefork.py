@@ -20,7 +20,7 @@ import sys
 import time
 import traceback
 
-from .worker import Worker, main, niceness
+from .worker import Worker, batch_threads, main, niceness
 
 #: the child `prefork` started, until `heavy_worker` takes it
 _FORKED = None
@@ -92,8 +92,7 @@ def prefork():
             os.close(to_child)
             os.close(from_child)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)   # the caller's handlers are not the child's
-            # batches on every core but one, as a spawned child's (worker.Worker._start)
-            os.environ.setdefault("ROBOT_DYNAMICS_THREADS", str(max(1, (os.cpu_count() or 1) - 1)))
+            os.environ.setdefault("ROBOT_DYNAMICS_THREADS", batch_threads())    # as a spawned child's
             code = main(inp=os.fdopen(from_parent, "rb"), out=os.fdopen(to_parent, "wb"))
         except BaseException:
             traceback.print_exc()

@@ -74,6 +74,12 @@ def niceness():
     return value
 
 
+def batch_threads():
+    """The child's batch threads unless ROBOT_DYNAMICS_THREADS says: every core but one (one stays for
+    the joint_states path)."""
+    return str(max(1, (os.cpu_count() or 1) - 1))
+
+
 # --- trajectories, pickled as columns ------------------------------------------------------------------
 #: a JointTrajectoryPoint's sequence fields, its slots
 _FIELDS = ("_positions", "_velocities", "_accelerations", "_effort")
@@ -212,7 +218,7 @@ class Worker:
 
     def __init__(self, name="heavy", shared=(), first=None):
         self.name, self.shared = name, frozenset(shared)
-        self._proc, self._first = None, first     # first: a child already started (prefork.py), used once
+        self._proc = first      # a child already started (prefork.py), else None: started at the first call
         self._lock = threading.Lock()
         self._keys = OrderedDict()      # id(obj) -> (key, obj) the child holds, oldest first
         self._count = itertools.count(1)
@@ -283,17 +289,13 @@ class Worker:
             return proc
         if proc is not None:
             self._ended(proc)
-        first, self._first = self._first, None
-        if first is not None and first.poll() is None:
-            self._proc = first
-            return first
         import robot_dynamics
         root = os.path.dirname(os.path.dirname(os.path.abspath(robot_dynamics.__file__)))
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env["ROBOT_DYNAMICS_HEAVY_NICE"] = str(niceness())     # checked here: a bad value fails the call
         # batches on every core but one (unless the user says): one stays for the joint_states path
-        env.setdefault("ROBOT_DYNAMICS_THREADS", str(max(1, (os.cpu_count() or 1) - 1)))
+        env.setdefault("ROBOT_DYNAMICS_THREADS", batch_threads())
         self._proc = subprocess.Popen([sys.executable, "-m", "robot_dynamics.ros.worker", self.name],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         return self._proc
