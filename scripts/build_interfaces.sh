@@ -10,7 +10,8 @@
 # Does nothing when a control_msgs is found in AMENT_PREFIX_PATH or PREFIX that this script did not
 # build (its ament index entry without our marker), or when PREFIX holds one built from the same
 # files (the marker holds their digest). Otherwise plain cmake configures, builds and installs
-# underlay/control_msgs in a temporary folder (37 s of CPU), under a lock on PREFIX.
+# underlay/control_msgs in a temporary folder (~30 s of CPU: C and Python type support, as the
+# underlay has no rclcpp), under a lock on PREFIX.
 set -euo pipefail
 [[ $# -ge 1 && $# -le 2 && -x "$1/bin/python" ]] || { echo "usage: $0 VENV_DIR [PREFIX]" >&2; exit 2; }
 VENV="$(cd "$1" && pwd -P)"

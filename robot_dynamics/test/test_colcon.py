@@ -7,8 +7,8 @@ correctly and stops cleanly; the ament index finds the package, its launch files
 The workspace gets a copy of the repository's files as git sees them (tracked, and new files not
 ignored), as a clone would; it is built in a temporary folder and deleted. The interface package
 comes from the checkout's own colcon build (`make` runs `colcon build` on both packages): the
-workspace skips it and takes the checkout's install of it as an underlay, since building its C/C++
-type support again cost ~100 s of CPU, a sixth of the test run. The install's compile step (setup.py
+workspace skips it and takes the checkout's install of it as an underlay, since building its type
+support again costs ~60 s of CPU (C and Python: no rclcpp in the underlay; with C++ ~120 s). The install's compile step (setup.py
 runs `python -m robot_dynamics.warm` on the installed copy) and `colcon test` run on kernels whose
 cache the checkout's warm cache seeds (the same sources: numba keys its cache by content, not path),
 so they load what `make` compiled instead of compiling every kernel again."""

@@ -4,6 +4,10 @@ compiled type support (rosidl's own behaviour is rosidl's to test).
 Needs ROS 2 (rclpy) and the interface package built (``make`` builds it into the workspace
 overlay ./install with colcon); skipped otherwise. No DDS traffic.
 """
+import os
+import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -278,6 +282,38 @@ def test_services_have_type_support_and_names():
     for cls in (msg.LinkWrench, msg.Contact, msg.ContactForces, msg.CentroidalState):
         type(cls).__import_type_support__()
         assert cls._TYPE_SUPPORT is not None
+
+
+def has_rclcpp(prefixes):
+    return any(os.path.exists(os.path.join(prefix, 'share', 'ament_index', 'resource_index', 'packages', 'rclcpp'))
+               for prefix in prefixes if prefix)
+
+
+def test_cxx_type_support_is_built_where_rclcpp_can_use_it(tmp_path):
+    """cmake/cxx_type_support.cmake: C and Python type support always, C++ where rclcpp is installed
+    (a ROS installation: what rosidl_default_generators builds); a PyPI underlay has no rclcpp.
+    One cmake configure (~7 CPU-s, no build): the rclcpp check runs there, on a prefix that has it."""
+    prefixes = os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep)
+    lib = next(Path(prefix) / 'lib' for prefix in prefixes if prefix and os.path.exists(
+        os.path.join(prefix, 'share', 'ament_index', 'resource_index', 'packages', 'robot_dynamics_interfaces')))
+    assert (lib / 'librobot_dynamics_interfaces__rosidl_typesupport_fastrtps_c.so').exists(), sorted(os.listdir(lib))
+    built_cxx = (lib / 'librobot_dynamics_interfaces__rosidl_typesupport_cpp.so').exists()
+    assert built_cxx == has_rclcpp(prefixes)
+    if shutil.which('cmake') is None:
+        pytest.skip('no cmake')
+    ros = tmp_path / 'ros'     # a prefix whose ament index has rclcpp, as a ROS installation's
+    (ros / 'share' / 'ament_index' / 'resource_index' / 'packages').mkdir(parents=True)
+    (ros / 'share' / 'ament_index' / 'resource_index' / 'packages' / 'rclcpp').touch()
+    env = {**os.environ, 'AMENT_PREFIX_PATH': os.pathsep.join([str(ros)] + prefixes)}
+    configure = subprocess.run(['cmake', '-S', str(PKG_DIR), '-B', str(tmp_path / 'build'), '-DBUILD_TESTING=OFF',
+                                f'-DPython3_EXECUTABLE={sys.executable}'], env=env, capture_output=True, text=True)
+    assert configure.returncode == 0, configure.stdout[-2000:] + configure.stderr[-2000:]
+    assert 'type support only' not in configure.stdout
+    targets = subprocess.run(['cmake', '--build', str(tmp_path / 'build'), '--target', 'help'], capture_output=True,
+                             text=True, check=True).stdout
+    for typesupport in ('typesupport_c', 'typesupport_fastrtps_c', 'typesupport_introspection_c', 'generator_py',
+                        'typesupport_cpp', 'typesupport_fastrtps_cpp', 'typesupport_introspection_cpp'):
+        assert f'robot_dynamics_interfaces__rosidl_{typesupport}' in targets, typesupport
 
 
 def test_inverse_kinematics_defaults_are_the_librarys():
