@@ -61,15 +61,18 @@ def default_threads():
 
 # --- input checks ---------------------------------------------------------------------------
 def vector(x, n, name, batch=None):
-    """x as a C-contiguous float64 array of shape (n,) or (N, n); batch: the N required."""
-    if type(x) is np.ndarray and x.shape == (n,) and not batch and x.dtype == F64 and x.flags.c_contiguous:
+    """x as a C-contiguous, writeable float64 array of shape (n,) or (N, n); batch: the N required.
+    A read-only array is copied (the kernels only read it, but numba types it apart and would compile
+    each kernel a second time for it: ~10-20 s of CPU per kernel at its first read-only call)."""
+    if type(x) is np.ndarray and x.shape == (n,) and not batch and x.dtype == F64 and x.flags.c_contiguous \
+            and x.flags.writeable:
         return x     # the common case, checked cheaply
     a = np.asarray(x, dtype=np.float64)
     if a.ndim not in (1, 2) or a.shape[-1] != n or (batch is not None and (a.ndim == 2) != (batch > 0)) \
             or (batch and a.shape[0] != batch):
         want = f"({batch}, {n})" if batch else f"({n},)" if batch == 0 else f"({n},) or (N, {n})"
         raise ValueError(f"{name} must have shape {want}, got shape {a.shape}")
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+    return a if a.flags.c_contiguous and a.flags.writeable else np.array(a, order="C")
 
 
 def plain(x, n, dtype=F64, unit=(8,)):

@@ -61,6 +61,7 @@ def state_calls(model, frame, wrench, Q, V, A, K, t):
     yield "forward_dynamics_derivatives", lambda: rd.forward_dynamics_derivatives(model, Q, V, A, threads=t)
     yield "constrained_forward_dynamics", lambda: rd.constrained_forward_dynamics(
         model, Q, V, A, [(frame, "point")], threads=t)
+    yield "constraint_jacobian", lambda: rd.constraint_jacobian(model, Q, V, [(frame, "point")])
     yield "contact_inverse_dynamics", lambda: rd.contact_inverse_dynamics(model, Q, 0, 0, [(frame, "6d")], threads=t)
     yield "inverse_kinematics", lambda: rd.inverse_kinematics(model, frame, rd.frame_placement(model, Q, frame), Q,
                                                               restarts=0, threads=t)
