@@ -102,3 +102,24 @@ def test_singular_mass_matrix_is_an_error_naming_the_links(xml, links, warned):
     known[m.joint_offset[1] + m.joint_index["shoulder"]] = False
     qdd, t = rd.hybrid_dynamics(m, q, v, known, np.zeros(m.nv), tau)
     assert np.all(np.isfinite(qdd)) and np.all(np.isfinite(t))
+
+
+def test_read_only_inputs_run_the_code_compiled_for_writeable_ones(arm):
+    """calling.vector copies a read-only array: numba types it apart from a writeable one and would
+    compile each kernel again for it (~10 s of CPU at the first such call); here read-only batches
+    and the unit-vector forward dynamics (whose unit accelerations were a read-only view for one
+    state), after the same calls on writeable arrays."""
+    from robot_dynamics import calling
+    from robot_dynamics.kernels import rnea
+    q = np.linspace(-1, 1, 6)
+    Q = np.tile(q, (6, 1))
+    expected = rd.inverse_dynamics(arm, Q, Q, Q, threads=1), rd.inverse_dynamics(arm, q, q, q)
+    compiled = len(rnea.rnea.signatures), len(calling._BOUND)
+    ro, ro1 = Q.copy(), q.copy()
+    ro.flags.writeable = ro1.flags.writeable = False
+    np.testing.assert_array_equal(rd.inverse_dynamics(arm, ro, ro, ro, threads=1), expected[0])
+    np.testing.assert_array_equal(rd.inverse_dynamics(arm, ro1, ro1, ro1, {"tool0": np.ones(6)}),
+                                  rd.inverse_dynamics(arm, q, q, q, {"tool0": np.ones(6)}))
+    np.testing.assert_allclose(rd.forward_dynamics(arm, q, q, q, method="unit_vector"),
+                               rd.forward_dynamics(arm, q, q, q), rtol=1e-9, atol=1e-9)
+    assert (len(rnea.rnea.signatures), len(calling._BOUND)) == compiled
