@@ -61,9 +61,8 @@ def default_threads():
 
 # --- input checks ---------------------------------------------------------------------------
 def vector(x, n, name, batch=None):
-    """x as a C-contiguous, writeable float64 array of shape (n,) or (N, n); batch: the N required.
-    A read-only array is copied (the kernels only read it, but numba types it apart and would compile
-    each kernel a second time for it: ~10-20 s of CPU per kernel at its first read-only call)."""
+    """x as a C-contiguous, writeable float64 array of shape (n,) or (N, n); batch: the N required (a
+    read-only array is copied: numba types it apart and would compile each kernel again for it)."""
     if type(x) is np.ndarray and x.shape == (n,) and not batch and x.dtype == F64 and x.flags.c_contiguous \
             and x.flags.writeable:
         return x     # the common case, checked cheaply

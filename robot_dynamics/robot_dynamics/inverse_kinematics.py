@@ -150,7 +150,7 @@ def inverse_kinematics(model, frame, target, q0, weights=None, tolerance=1e-10, 
         raise ValueError(f"frame {frame!r} is fixed to the world: no joint moves it")
     limits = _limits(model, d)
     N = max(n, 1)
-    Q0 = np.array(np.broadcast_to(q0, (N, model.nq)))   # writeable: one compiled signature (calling.vector)
+    Q0 = np.array(np.broadcast_to(q0, (N, model.nq)), order="C")   # writeable, C: one compiled signature
     Q, E, info = np.empty((N, model.nq)), np.empty((N, 6)), np.empty((N, _ik.INFO))
     _solve(model, d, Q0, spec, T, w, limits, settings, Q, E, info, threads)
     if restarts:

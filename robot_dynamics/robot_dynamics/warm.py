@@ -131,11 +131,13 @@ def lie_calls(w):
 
 
 def observe(model, q, v, frame):
-    """The observer's compiled update and wrench estimate (the node runs them per message)."""
+    """The observer's compiled update and wrench estimate (the node runs them per message), and the
+    observer over a recording (identification)."""
     observer = rd.MomentumObserver(model, 50.0)
     observer.reset(q, v, np.zeros(model.nv))
     observer.update(q, v, np.zeros(model.nv), 1e-3)
     observer.wrench(frame)
+    rd.external_torques(model, np.tile(q, (2, 1)), np.tile(v, (2, 1)), np.zeros((2, model.nv)), 1e-3, 50.0)
 
 
 #: public functions that share their kernels with an earlier one: compiled in the same process

@@ -234,3 +234,20 @@ def test_manipulability_against_pinocchio_jacobian(reference):
             assert rel_err(m.singular_values, s) < 1e-12 and np.isclose(m.condition_number, s[0] / s[-1], rtol=1e-9)
     with pytest.raises(ValueError, match="part must be one of"):
         rd.manipulability(pair.model, q, "panda_hand", part="both")
+
+
+def test_one_seed_and_several_run_one_compiled_solver():
+    """The seeds are one writeable C array however many there are: one compiled signature of the
+    solver and of its batch entry point (a single seed was a read-only view, several an F-ordered
+    copy: each compiled the solver again, ~10 s of CPU)."""
+    from robot_dynamics import calling
+    from robot_dynamics.kernels import ik
+    m = load_urdf(URDFS["puma560"])
+    T = rd.frame_placement(m, np.full(6, 0.3), "tool0")
+    rd.inverse_kinematics(m, "tool0", T, np.zeros(6), restarts=0)                   # the single path
+    rd.inverse_kinematics(m, "tool0", np.stack([T] * 3), np.zeros((3, 6)), restarts=0)   # the batch path
+    compiled = len(ik.ik.signatures), len(ik.solve.signatures), len(calling._BOUND)
+    for restarts in (0, 2):
+        for targets, seed in ((T, np.zeros(6)), (np.stack([T] * 3), np.zeros(6)), (np.stack([T] * 3), np.zeros((3, 6)))):
+            rd.inverse_kinematics(m, "tool0", targets, seed, restarts=restarts, rng=1)
+    assert (len(ik.ik.signatures), len(ik.solve.signatures), len(calling._BOUND)) == compiled
