@@ -61,11 +61,10 @@ def default_threads():
 
 # --- input checks ---------------------------------------------------------------------------
 def vector(x, n, name, batch=None):
-    """x as a C-contiguous, writeable float64 array of shape (n,) or (N, n); batch: the N required (a
-    read-only array is copied: numba types it apart and would compile each kernel again for it)."""
-    if type(x) is np.ndarray and x.shape == (n,) and not batch and x.dtype == F64 and x.flags.c_contiguous \
-            and x.flags.writeable:
-        return x     # the common case, checked cheaply
+    """x as a C-contiguous float64 array of shape (n,) or (N, n); batch: the N required. Writeable: a
+    read-only x is copied, as numba would compile each kernel again for it (the kernels only read x)."""
+    if type(x) is np.ndarray and x.shape == (n,) and not batch and x.dtype == F64 and x.flags.num & 0x401 == 0x401:
+        return x     # the common case, checked cheaply (flags: C-contiguous, writeable)
     a = np.asarray(x, dtype=np.float64)
     if a.ndim not in (1, 2) or a.shape[-1] != n or (batch is not None and (a.ndim == 2) != (batch > 0)) \
             or (batch and a.shape[0] != batch):
