@@ -294,7 +294,6 @@ class Worker:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         env["ROBOT_DYNAMICS_HEAVY_NICE"] = str(niceness())     # checked here: a bad value fails the call
-        # batches on every core but one (unless the user says): one stays for the joint_states path
         env.setdefault("ROBOT_DYNAMICS_THREADS", batch_threads())
         self._proc = subprocess.Popen([sys.executable, "-m", "robot_dynamics.ros.worker", self.name],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
