@@ -14,7 +14,8 @@ import subprocess
 import sys
 from glob import glob
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.develop import develop
 from setuptools.command.install import install
 
@@ -65,6 +66,16 @@ def link_command_to_bin(scripts_dir):
     shutil.copy2(script, os.path.join(bin_dir, "robot-dynamics"))
 
 
+class BuildExtWithNumpy(build_ext):
+    """build_ext with numpy's headers: the C extension robot_dynamics.kernels._entry (the single-state fast
+    paths' call into their compiled kernels) uses numpy's C API. numpy is imported only when it builds."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        import numpy
+        self.include_dirs.append(numpy.get_include())
+
+
 class DevelopAndLink(develop):
     """`develop` (colcon build --symlink-install), then robot-dynamics in <prefix>/bin."""
 
@@ -75,10 +86,12 @@ class DevelopAndLink(develop):
 
 
 setup(
-    cmdclass={"install": InstallAndCompile, "develop": DevelopAndLink},
+    cmdclass={"install": InstallAndCompile, "develop": DevelopAndLink, "build_ext": BuildExtWithNumpy},
     name=package_name,
     version=version,
     packages=find_packages(include=[package_name, f"{package_name}.*"]),
+    ext_modules=[Extension(f"{package_name}.kernels._entry", [f"{package_name}/kernels/_entry.c"],
+                           extra_compile_args=["-O2"])],
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
         (f"share/{package_name}", ["package.xml"]),

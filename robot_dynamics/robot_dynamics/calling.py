@@ -5,8 +5,8 @@
                       n, args, inputs): one state (n = 0) or a batch of n states (drive: lanes or rows on
                       one thread, or threads), the kernel status turned into an error naming the input and
                       the batch row (raise_status); SingularMassMatrixError
-    fast paths        plain_data: one plain state -> its Data; Kernel.run: the compiled entry point called
-                      without numba's type dispatch
+    fast paths        data_of: one state's Data; the C entries (kernels/entries.py, rigid_body's fast
+                      paths); plain_data + Kernel.run: the numba entry point without its type dispatch
     input checks      vector, plain, batch_size; output, fresh (batch outputs); thread_count, check_threads
     frames, wrenches  frame_spec, external_rows: a frame and external wrenches as the kernels take them
 
@@ -79,31 +79,31 @@ def plain(x, n, dtype=F64, unit=(8,)):
     return type(x) is np.ndarray and x.dtype is dtype and x.strides == unit and len(x) == n
 
 
-def plain_data(model, data, q, v=None, a=None, f64=F64, last=LAST, threads=THREADS, main=MAIN,
-               thread=threading.get_ident):
-    """The Data of a single-state fast path, or None for the checked path: q (and v and a, if given)
-    must be 1-D float64 arrays (they are only read; an object without dtype or ndim is no array).
-    The kernels check the rest, lengths and unit stride (common.sized: a wrong one returns a status
-    and takes the checked path); numba's compiled entry point checks that each is an array of 8-byte
-    items but not its dtype nor its ndim (an array of another ndim overwrites its stack). The Data
-    is `data`, else the thread's own (data.of, written out: the last one used, the thread asked only
-    where the threading module knows several or the last one was another thread's). One call of ~0.1 us around a ~1 us kernel call
-    (measured: the strides tuple of each array cost ~0.02-0.03 us more than its ndim, a
-    threading.local attribute or a thread id per call ~0.03 us)."""
+def data_of(model, data, last=LAST, threads=THREADS, main=MAIN, thread=threading.get_ident):
+    """The Data of a single-state fast path: `data`, else the thread's own (data.of, written out: the last
+    one used, the thread asked only where the threading module knows several or the last one was another
+    thread's). A few tens of ns: a threading.local attribute or a thread id per call cost ~0.03 us."""
     if data is None:
         d = last.data
         if d is None or d.packed is not model.packed or not (len(threads) == 1 and d.thread == main
                                                              or d.thread == thread()):
             d = of(model)
-    else:
-        d = data if data.packed is model.packed else of(model, data)
+        return d
+    return data if data.packed is model.packed else of(model, data)
+
+
+def plain_data(model, data, q, v=None, a=None, f64=F64):
+    """The Data of a fast path that calls its kernel's numba entry point (`Direct`), or None for the
+    checked path: q (and v, a) must be 1-D float64 arrays (only read; no dtype or ndim: no array). The
+    kernels check lengths and unit stride (common.sized: a status, then the checked path); numba's entry
+    point checks the item size, not the dtype nor the ndim (another ndim overwrites its stack)."""
     try:
         if q.dtype is not f64 or q.ndim != 1 or v is not None and (
                 v.dtype is not f64 or v.ndim != 1 or a is not None and (a.dtype is not f64 or a.ndim != 1)):
             return None
     except AttributeError:
         return None
-    return d
+    return data_of(model, data)
 
 
 def batch_size(a):
@@ -252,13 +252,12 @@ def _factors(A):
 
 # --- the one call path ----------------------------------------------------------------------------
 class Direct:
-    """A compiled function called directly, skipping numba's type dispatch (~0.4 us of a ~1 us
-    single call). Only the fast paths call it, always with arguments of the types it is bound to:
-    those of its first call, arrays taken as C-contiguous and writeable (arrays checked by
-    `plain`/`plain_data`, the Data's buffers, NO_EXT). The entry point checks that each array is
-    an array of the right item size, not its layout: the kernels that `plain_data`'s arrays reach
-    check the unit stride (common.sized), so a strided or read-only first call binds the same
-    machine code as any other (before, it compiled a specialization of its own)."""
+    """A compiled function called directly, skipping numba's type dispatch (~0.4 us of a ~1 us single
+    call). Only the fast paths call it, with arguments of the types it is bound to: those of its first
+    call, arrays taken as C-contiguous and writeable (arrays checked by `plain`/`plain_data`, the Data's
+    buffers, NO_EXT). The entry point checks that each array has the right item size, not its layout:
+    the kernels check the unit stride (common.sized), so a strided or read-only first call binds the
+    same machine code as any other."""
 
     def __init__(self, kernel):
         self.kernel = kernel

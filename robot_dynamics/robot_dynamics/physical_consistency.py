@@ -27,6 +27,9 @@ MARGIN = 1e-7
 #: Clarabel's statuses taken as solved (its default tolerances, 1e-8: tighter ones, 1e-10, ended
 #: with InsufficientProgress on the PUMA; that status is taken when the point meets the constraints)
 SOLVED = ("Solved", "AlmostSolved")
+#: a non-negative parameter (friction, armature) the solver returns below zero by at most this fraction of
+#: its prior scale (the torque it would explain alone: 1e-6 of the joint's RMS torque) is taken as zero
+NONNEG_SLACK = 1e-6
 
 
 def pseudo_inertia(theta):
@@ -108,6 +111,11 @@ def nearest_standard(K, G, g, x0, s, bodies, nonneg, prior_weight=1e-4):
             raise
         status = f"{type(exc).__name__}: {exc}"
     found = x + M @ np.asarray(solution.x) if status in SOLVED + ("InsufficientProgress",) else None
+    if found is not None and nonneg:
+        # Clarabel meets x[nonneg] >= 0 to its feasibility tolerance, not exactly (an armature of -2e-9 came
+        # back Solved for a panda): what falls short by at most NONNEG_SLACK of the parameter's scale is zero
+        low = found[nonneg]
+        found[nonneg] = np.where((low < 0) & (low >= -NONNEG_SLACK * s[nonneg]), 0.0, low)
     if found is None or (status not in SOLVED and not (np.all(found[nonneg] >= 0) and _inside(found, s, bodies, 0.0))):
         raise ValueError(f"the physically consistent fit failed: Clarabel says {status}")
     return found

@@ -6,7 +6,7 @@ as rd`).
 """
 import numpy as np
 
-from .calling import (BOOL, NO_EXT, NO_SPECS, Direct, Kernel, batch_size, call, external_rows, frame_spec, fresh, of,
+from .calling import (BOOL, NO_EXT, NO_SPECS, Kernel, batch_size, call, data_of, external_rows, frame_spec, fresh, of,
                       output, plain, plain_data, solve_spd, vector)
 from . import kernels as K
 from .kernels import aba as _aba
@@ -14,13 +14,16 @@ from .kernels import coriolis as _coriolis
 from .kernels import crba as _crba
 from .kernels import jacobian as _jacobian
 from .kernels import rnea as _rnea
+from .kernels.entries import fast_path
 
 #: each algorithm's kernel (its module's entry point)
 KERNELS = {"rnea": Kernel(_rnea, "rnea"), "crba": Kernel(_crba, "crba"), "coriolis": Kernel(_coriolis, "coriolis"),
            "aba": Kernel(_aba, "aba"), "frame_jacobian": Kernel(_jacobian, "frame_jacobian")}
 _RNEA, _CRBA, _CORIOLIS, _ABA, _JACOBIAN = KERNELS.values()
-#: single calls of g(q): RNEA's passes from an entry point that takes neither v, a nor wrenches
-_GRAVITY = Direct(_rnea.gravity)
+#: the single-state fast paths' C entries (kernels/entries.py: the output made and the arrays checked in C;
+#: None for the checked path); g(q) by RNEA's passes from an entry point that takes neither v, a nor wrenches
+FAST = {name: fast_path(name) for name in ("inverse_dynamics", "gravity_torques", "mass_matrix", "coriolis_matrix",
+                                           "forward_dynamics", "frame_jacobian", "frame_placement")}
 
 
 # --- the algorithms -------------------------------------------------------------------------------
@@ -28,10 +31,9 @@ def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None, data=
     """tau = M(q) a + C(q, v) v + g(q) - sum J^T f_ext (RNEA). external_wrenches maps a frame
     name to a wrench [force; torque] acting at the frame origin, in local_world_aligned axes,
     or to (wrench, reference) with reference world / local / local_world_aligned."""
-    d = plain_data(model, data, q, v, a)
-    if d is not None and not external_wrenches:
-        tau = np.empty(model.nv)
-        if not _RNEA.run(model.packed, q, v, a, NO_EXT, tau, d.rnea):
+    if not external_wrenches:
+        tau = FAST["inverse_dynamics"](model.packed, q, v, a, NO_EXT, model.nv, data_of(model, data).rnea)
+        if tau is not None:
             return tau
     q = vector(q, model.nq, "q")
     n = batch_size(q)
@@ -46,11 +48,10 @@ def inverse_dynamics(model, q, v, a, external_wrenches=None, threads=None, data=
 
 def gravity_torques(model, q, threads=None, data=None):
     """g(q): the torques that hold the robot still against gravity."""
-    d = plain_data(model, data, q)
-    if d is not None:
-        tau = np.empty(model.nv)
-        if not _GRAVITY.run(model.packed, q, d.zero, tau, d.rnea):
-            return tau
+    d = data_of(model, data)
+    tau = FAST["gravity_torques"](model.packed, q, d.zero, model.nv, d.rnea)
+    if tau is not None:
+        return tau
     q = np.asarray(q, dtype=np.float64)
     zero = np.zeros(q.shape[:-1] + (model.nv,))
     return inverse_dynamics(model, q, zero, zero, threads=threads, data=data)
@@ -68,10 +69,10 @@ def mass_matrix(model, q, threads=None, out=None, data=None):
     """M(q), joint-space inertia with armature on the diagonal (CRBA). out: an array to fill and
     return instead of a fresh one (nv x nv, or N x nv x nv: fresh memory is much of a large batch's
     cost, as for the derivatives)."""
-    d = plain_data(model, data, q)
-    if d is not None:
-        M = np.empty(d.nv_nv) if out is None else output(out, d.nv_nv)
-        if not _CRBA.run(model.packed, q, M, d.crba):
+    d = data_of(model, data)
+    if out is None or getattr(out, "shape", None) == d.nv_nv:      # the entry checks its dtype and layout
+        M = FAST["mass_matrix"](model.packed, q, d.nv_nv if out is None else out, d.crba)
+        if M is not None:
             return M
     q = vector(q, model.nq, "q")
     n = batch_size(q)
@@ -82,11 +83,10 @@ def mass_matrix(model, q, threads=None, out=None, data=None):
 
 def coriolis_matrix(model, q, v, threads=None, data=None):
     """C(q, v) with C v the Coriolis and centrifugal torques and Mdot - 2C skew-symmetric."""
-    d = plain_data(model, data, q, v)
-    if d is not None:
-        C = np.empty(d.nv_nv)
-        if not _CORIOLIS.run(model.packed, q, v, C, d.coriolis):
-            return C
+    d = data_of(model, data)
+    C = FAST["coriolis_matrix"](model.packed, q, v, d.nv_nv, d.coriolis)
+    if C is not None:
+        return C
     q = vector(q, model.nq, "q")
     n = batch_size(q)
     v = vector(v, model.nv, "v", n)
@@ -112,10 +112,10 @@ def forward_dynamics(model, q, v, tau, external_wrenches=None, threads=None, dat
     """
     if method != "aba":
         return _forward_by_matrix(model, q, v, tau, external_wrenches, threads, data, method)
-    d = plain_data(model, data, q, v, tau)
-    if d is not None and not external_wrenches:
-        qdd = np.empty(model.nv)    # tau is only read: nothing is known
-        if not _ABA.run(model.packed, q, v, d.nothing_known, qdd, tau, NO_EXT, d.aba):
+    if not external_wrenches:       # tau is only read: nothing is known
+        d = data_of(model, data)
+        qdd = FAST["forward_dynamics"](model.packed, q, v, d.nothing_known, model.nv, tau, NO_EXT, d.aba)
+        if qdd is not None:
             return qdd
     q = vector(q, model.nq, "q")
     n = batch_size(q)
@@ -212,24 +212,27 @@ def _frame_kernel(model, data, q, frame, reference, threads):
     return J, H
 
 
+FOUR_BY_FOUR = (4, 4)
+
+
 def frame_placement(model, q, frame, threads=None, data=None):
     """4x4 homogeneous transform of a frame (link or joint name) in the world."""
-    d = plain_data(model, data, q)
-    if d is not None:
-        spec = d.frame_specs["world"].get(frame)
-        H = np.empty((4, 4))
-        if spec is not None and not _JACOBIAN.run(model.packed, q, spec, d.J, H, d.jacobian):
+    d = data_of(model, data)
+    spec = d.frame_specs["world"].get(frame)
+    if spec is not None:
+        H = FAST["frame_placement"](model.packed, q, spec, d.J, FOUR_BY_FOUR, d.jacobian)
+        if H is not None:
             return H
     return _frame_kernel(model, data, q, frame, "world", threads)[1]
 
 
 def frame_jacobian(model, q, frame, reference="local_world_aligned", threads=None, data=None):
     """6 x nv Jacobian of a frame, rows [linear; angular], in the given reference."""
-    d = plain_data(model, data, q)
-    if d is not None:
-        spec = d.frame_specs.get(reference, NO_SPECS).get(frame)
-        J = np.empty(d.six_nv)
-        if spec is not None and not _JACOBIAN.run(model.packed, q, spec, J, d.H, d.jacobian):
+    d = data_of(model, data)
+    spec = d.frame_specs.get(reference, NO_SPECS).get(frame)
+    if spec is not None:
+        J = FAST["frame_jacobian"](model.packed, q, spec, d.six_nv, d.H, d.jacobian)
+        if J is not None:
             return J
     return _frame_kernel(model, data, q, frame, reference, threads)[0]
 

@@ -185,6 +185,32 @@ def pytest_runtest_protocol(item):
         f.write(f"{cpu() - start:.3f}\t{time.monotonic() - wall:.3f}\t{item.nodeid}\n")
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed ROS test's report carries the last lines of each node process it could have talked to
+    (those running, and those started during the test): their output files go with the test process,
+    so without this a failure in CI says nothing of what the node said."""
+    outcome = yield
+    report = outcome.get_result()
+    rosnode = sys.modules.get("rosnode")
+    if call.when == "setup":
+        item.stash[_NODES_BEFORE] = len(rosnode.RUNNING) if rosnode else 0
+    if not report.failed or rosnode is None:
+        return
+    before = item.stash.get(_NODES_BEFORE, 0)
+    for k, node in enumerate(rosnode.RUNNING):
+        if k >= before or node.proc.poll() is None:
+            try:
+                lines = node.output().splitlines()[-40:]
+            except OSError:
+                continue
+            state = "running" if node.proc.poll() is None else f"exited {node.proc.returncode}"
+            report.sections.append((f"node {node.name} ({state}), last {len(lines)} lines", "\n".join(lines)))
+
+
+_NODES_BEFORE = pytest.StashKey[int]()
+
+
 @pytest.fixture(scope="module")
 def client():
     """A test client node over DDS (rosnode.Client) for a module's ROS tests; at the end every

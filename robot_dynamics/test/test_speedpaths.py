@@ -137,6 +137,95 @@ def test_a_strided_first_call_binds_the_contiguous_entry_point():
     np.testing.assert_array_equal(M, rd.mass_matrix(m, q))
 
 
+def c_entry_calls(m, q, v, a, frame):
+    """rigid_body.FAST's entries with the arguments their public functions pass (q, v and a in them)."""
+    from robot_dynamics import rigid_body as R
+    d = calling.of(m)
+    rd.frame_jacobian(m, q, frame), rd.frame_placement(m, q, frame)      # the frame specs made
+    spec, world = d.frame_specs["local_world_aligned"][frame], d.frame_specs["world"][frame]
+    return {
+        "inverse_dynamics": (lambda q, v, a: R.FAST["inverse_dynamics"](m.packed, q, v, a, calling.NO_EXT, m.nv, d.rnea),
+                             lambda q, v, a: rd.inverse_dynamics(m, q, v, a)),
+        "gravity_torques": (lambda q, v, a: R.FAST["gravity_torques"](m.packed, q, d.zero, m.nv, d.rnea),
+                            lambda q, v, a: rd.gravity_torques(m, q)),
+        "mass_matrix": (lambda q, v, a: R.FAST["mass_matrix"](m.packed, q, d.nv_nv, d.crba),
+                        lambda q, v, a: rd.mass_matrix(m, q)),
+        "coriolis_matrix": (lambda q, v, a: R.FAST["coriolis_matrix"](m.packed, q, v, d.nv_nv, d.coriolis),
+                            lambda q, v, a: rd.coriolis_matrix(m, q, v)),
+        "forward_dynamics": (lambda q, v, a: R.FAST["forward_dynamics"](m.packed, q, v, d.nothing_known, m.nv, a,
+                                                                          calling.NO_EXT, d.aba),
+                             lambda q, v, a: rd.forward_dynamics(m, q, v, a)),
+        "frame_jacobian": (lambda q, v, a: R.FAST["frame_jacobian"](m.packed, q, spec, d.six_nv, d.H, d.jacobian),
+                           lambda q, v, a: rd.frame_jacobian(m, q, frame)),
+        "frame_placement": (lambda q, v, a: R.FAST["frame_placement"](m.packed, q, world, d.J, (4, 4), d.jacobian),
+                            lambda q, v, a: rd.frame_placement(m, q, frame)),
+    }
+
+
+@pytest.mark.parametrize("built", [True, False], ids=["C", "not built"])
+def test_the_c_entries_take_only_what_their_kernels_take(pair, monkeypatch, built):
+    """kernels/entries.py through _entry.c's Entry (and, where the C extension is not built, entries.Checked:
+    the same in Python): a plain float64 state gives the public function's answer; anything the kernel
+    does not take as it is (another dtype, byte order or ndim, a strided or misaligned array, a list, a
+    non-finite value: the kernel's status) gives None, and the public function's checked path answers it
+    (read-only arrays are only read: the entry takes them)."""
+    from robot_dynamics import rigid_body as R
+    from robot_dynamics.kernels import entries
+    if not built:
+        assert entries.Entry is not None        # built here: Checked stands in as it would in a source tree
+        monkeypatch.setattr(entries, "Entry", None)
+        monkeypatch.setattr(R, "FAST", {name: entries.fast_path(name) for name in R.FAST})
+        assert all(isinstance(entry, entries.Checked) for entry in R.FAST.values())
+    m = pair.model
+    q, v, a = pair.random_state(np.random.default_rng(11))
+    assert set(c_entry_calls(m, q, v, a, m.frame_names[-1])) == set(R.FAST)
+    misaligned = lambda x: np.frombuffer(b"\0" + x.tobytes(), np.float64, len(x), 1)     # noqa: E731
+    for name, (entry, public) in c_entry_calls(m, q, v, a, m.frame_names[-1]).items():
+        want = public(q, v, a)
+        np.testing.assert_array_equal(entry(q, v, a), want, err_msg=name)
+        ro = [x.copy() for x in (q, v, a)]
+        for x in ro:
+            x.flags.writeable = False
+        np.testing.assert_array_equal(entry(*ro), want, err_msg=name)
+        assert entry(q[None], v, a) is None, name           # a batch of one: the checked path's
+        for other in (lambda x: x.astype(np.float32), lambda x: x.astype(">f8"), lambda x: np.repeat(x, 2)[::2],
+                      misaligned, list):
+            x = other(q)
+            assert entry(x, v, a) is None, name
+            np.testing.assert_array_equal(public(x, v, a), public(np.asarray(x, np.float64), v, a), err_msg=name)
+        bad = q.copy()
+        bad[0] = np.nan
+        assert entry(bad, v, a) is None, name
+
+
+def test_an_entry_refuses_what_it_cannot_describe():
+    from robot_dynamics.kernels import _entry
+    resolve = lambda: 0      # noqa: E731 (never called: the constructor refuses first)
+    for kinds in ("d1d2", "d1o", "d3o1", "x1o1", "o1o1", "d1" * 12 + "o1"):
+        with pytest.raises(ValueError, match="Entry"):
+            _entry.Entry(kinds, resolve)
+    entry = _entry.Entry("d1o1", lambda: 0)
+    with pytest.raises(TypeError, match="takes 2 positional arguments"):
+        entry(np.zeros(1))
+    with pytest.raises(ValueError, match="no address"):
+        entry(np.zeros(1), 1)
+
+
+def test_a_read_only_or_mis_shaped_out_is_refused_naming_it():
+    m = Pair("panda", False).model
+    q = np.zeros(m.nq)
+    for out in (np.zeros((m.nv, m.nv + 1)), np.zeros((m.nv, m.nv), np.float32), np.zeros((m.nv, m.nv)).T[::1, ::-1]):
+        with pytest.raises(ValueError, match="out must be a C-contiguous, writeable float64 array"):
+            rd.mass_matrix(m, q, out=out)
+    ro = np.zeros((m.nv, m.nv))
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="out must be a C-contiguous, writeable float64 array"):
+        rd.mass_matrix(m, q, out=ro)
+    out = np.zeros((m.nv, m.nv))
+    assert rd.mass_matrix(m, q, out=out) is out
+    np.testing.assert_array_equal(out, rd.mass_matrix(m, q))
+
+
 def test_fast_path_leaves_inputs_alone(pair):
     m = pair.model
     q, v, a = pair.random_state(np.random.default_rng(8))

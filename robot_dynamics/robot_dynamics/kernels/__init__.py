@@ -28,6 +28,7 @@
     placements  placements and inertias about the reference point, leaner than kinematics (vectorized trigonometry)
     centroidal  centre of mass, its Jacobian, centroidal momentum and its matrix, kinetic and potential energy
     frame_motion  a frame's velocity, spatial and classical acceleration
+    entries     the single-state fast paths' C entry points (numba cfuncs, called by _entry.c's Entry)
 
 beside what they share: spatial (tuple algebra), lie (exp, log and their Jacobians on SO(3), SE(3),
 SE(2)), trig (sine and cosine), columns (the workspace tables, laid out by ..layout.layout), common
@@ -49,7 +50,7 @@ source/scale columns (mimic joints follow their leader) and adds its torque, tim
 its source's (tau = G^T tau_full, M = G^T M_full G).
 """
 from . import (aba, aba_derivatives, access, assembly, batch, blocks, cache, centroidal, cholesky, columns, common,
-               configuration, constrained, constrained_hybrid, constrained_inverse, constraints, coriolis, crba,
+               configuration, constrained, constrained_hybrid, constrained_inverse, constraints, coriolis, crba, entries,
                frame_motion, hybrid, ik, interpolation, jacobian, jit, kinematics, lanes, lie, ltdl, momentum, observer,
                placements, psd, reachability, regressor, rnea, rnea_derivatives, simulate, spatial, trig)
 from .blocks import lane_scratch  # noqa: F401
@@ -58,7 +59,7 @@ from .common import (BAD_QUATERNION, EXT_COLS, F_BODY, F_POS, F_REF, F_ROT, F_WR
                      LOCAL, LOCAL_WORLD_ALIGNED, NONFINITE, OK, OVERFLOW, SINGULAR, STATUS_BODY, WORLD)
 
 MODULES = (aba, aba_derivatives, access, assembly, batch, blocks, centroidal, cholesky, columns, common, configuration,
-           constrained, constrained_hybrid, constrained_inverse, constraints, coriolis, crba, frame_motion, hybrid, ik,
+           constrained, constrained_hybrid, constrained_inverse, constraints, coriolis, crba, entries, frame_motion, hybrid, ik,
            interpolation, jacobian, jit, kinematics, lanes, lie, ltdl, momentum, observer, placements, psd,
            reachability, regressor, rnea, rnea_derivatives, simulate, spatial, trig)
 cache.guard(MODULES)
