@@ -56,8 +56,8 @@ from .observer import MomentumObserver, estimate_wrench, external_torques, gener
 from .regressor import (PARAMETERS, BaseParameters, base_parameters, inertial_parameter_names,  # noqa: F401
                         inertial_parameters, joint_torque_regressor)
 from .rigid_body import (KERNELS, bias_forces, coriolis_matrix, forward_dynamics, frame_jacobian,  # noqa: F401
-                         frame_placement, gravity_torques, hybrid_dynamics, inverse_dynamics, mass_matrix,
-                         wrench_to_joint_torques)
+                         frame_placement, gravity_torques, hybrid_dynamics, inverse_dynamics, load_fast_paths,
+                         mass_matrix, wrench_to_joint_torques)
 from .screw import ScrewAxes, screw_axes  # noqa: F401
 from .simulation import Simulation, simulate, spring_damper_floor  # noqa: F401
 from .trajectory import (TimedPath, TimeScaling, Trajectory, TrajectoryCheck, check_trajectory,  # noqa: F401

@@ -14,6 +14,7 @@ from .kernels import coriolis as _coriolis
 from .kernels import crba as _crba
 from .kernels import jacobian as _jacobian
 from .kernels import rnea as _rnea
+from .kernels import entries as _entries
 from .kernels.entries import fast_path
 
 #: each algorithm's kernel (its module's entry point)
@@ -24,6 +25,12 @@ _RNEA, _CRBA, _CORIOLIS, _ABA, _JACOBIAN = KERNELS.values()
 #: None for the checked path); g(q) by RNEA's passes from an entry point that takes neither v, a nor wrenches
 FAST = {name: fast_path(name) for name in ("inverse_dynamics", "gravity_torques", "mass_matrix", "coriolis_matrix",
                                            "forward_dynamics", "frame_jacobian", "frame_placement")}
+
+
+def load_fast_paths():
+    """Every fast path's C entry compiled or loaded from numba's cache now, not at its first call: a
+    process that says it is ready loads no code afterwards (the node's warm-ups)."""
+    _entries.load()
 
 
 # --- the algorithms -------------------------------------------------------------------------------

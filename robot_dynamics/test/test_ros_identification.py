@@ -2,6 +2,7 @@
 ~/identify_payload request checked, joint_states samples recorded, the estimate against the library
 (identify_payload*) on the same samples, the response and what is applied."""
 import copy
+import pickle
 from types import SimpleNamespace as Msg
 
 import numpy as np
@@ -168,6 +169,9 @@ import identification_truth as truth  # noqa: E402
 
 
 def test_buffer_keeps_the_latest_seconds_by_stamps_and_a_snapshot_stays_as_taken():
+    """The snapshot is views of the buffer's chunks, no copy (its window is copied in the heavy-request
+    process), and later samples do not change it, also after a pickle round trip (what crosses to that
+    process)."""
     model = config().model
     buffer = dynamics.Buffer(model, 2.5)
     q, v, tau = np.zeros(6), np.zeros(6), np.zeros(6)
@@ -175,14 +179,19 @@ def test_buffer_keeps_the_latest_seconds_by_stamps_and_a_snapshot_stays_as_taken
         buffer.add(10**12 + k * MS, q + k, v - k, tau + 2 * k)
     buffer.add(10**12 + 5999 * MS, q, v, tau)       # the same stamp again: skipped
     snapshot = buffer.take()
-    t, Q, V, T = buffer.window(snapshot, 0.0)       # all: within buffer_seconds
+    assert all(np.shares_memory(chunk, kept) for chunk, kept in zip(snapshot.full + (snapshot.tail,), buffer.chunks))
+    t, Q, V, T = snapshot.window(0.0)               # all: within buffer_seconds
     assert t[-1] == pytest.approx(5.999) and 2.499 <= t[-1] - t[0] <= 2.5 + 1e-9 and len(t) in (2500, 2501)
     assert np.allclose(Q[:, 0], 1e3 * t) and np.allclose(V[:, 3], -1e3 * t) and np.allclose(T[:, 5], 2e3 * t)
-    assert buffer.span()[1] >= 2.5 and CHUNK_ROWS * len(snapshot[0]) - buffer.span()[0] < CHUNK_ROWS
+    assert buffer.span()[1] >= 2.5 and CHUNK_ROWS * (len(snapshot.full) + 1) - buffer.span()[0] < CHUNK_ROWS
+    assert snapshot.rows == buffer.span()[0]
+    sent = pickle.loads(pickle.dumps(snapshot, 5))
     for k in range(6000, 8100):                     # later samples do not change the snapshot
         buffer.add(10**12 + k * MS, q + k, v, tau)
-    t2, Q2, _, _ = buffer.window(snapshot, 1.0)
+    t2, Q2, _, _ = snapshot.window(1.0)
     assert len(t2) in (1000, 1001) and t2[-1] == pytest.approx(5.999) and np.allclose(Q2[:, 0], 1e3 * t2)
+    assert all(np.array_equal(a, b) for a, b in zip(sent.window(0.0), (t, Q, V, T)))
+    assert dynamics.Buffer(model, 1.0).take().rows == 0 and len(dynamics.Buffer(model, 1.0).take().window(0.0)[0]) == 0
     buffer.add(10**12, q, v, tau)                   # a stamp going back: another run, the old samples dropped
     assert buffer.span() == (1, 0.0)
 
@@ -254,7 +263,7 @@ def test_a_window_is_identified_as_the_library_does_and_bad_windows_are_refused(
     response = Msg(**{name: None for name in ("joint_names", "residual", "viscous", "coulomb", "offset", "armature",
                                                "condition_number", "physical", "samples", "duration", "urdf",
                                                "message")})
-    dynamics.fill_identification(response, est, "<robot/>", t, "buffered joint_states")
+    dynamics.fill_identification(response, est, "<robot/>", t[-1] - t[0], "buffered joint_states")
     assert response.viscous == [est.friction[j]["viscous"] for j in model.joint_names]
     assert response.samples == len(t) and response.duration == pytest.approx(9.995) and dynamics.response_finite(response)
 

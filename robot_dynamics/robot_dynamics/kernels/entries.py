@@ -95,6 +95,13 @@ def compiled(entry):
     return _COMPILED[entry]
 
 
+def load():
+    """Every entry's cfunc compiled or loaded now (a process that must not load code after it says it
+    is ready: the node's warm-ups, warming.py and work.py)."""
+    for function, _, _ in KINDS.values():
+        compiled(function)
+
+
 def fast_path(name):
     """The C entry of fast path `name` (KINDS): entry(*arguments) -> its output, or None for the checked
     path (_entry.c). Its cfunc is compiled or loaded at its first call. `Checked` where the C extension

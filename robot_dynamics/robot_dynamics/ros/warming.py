@@ -6,6 +6,7 @@ call), before any service or topic exists at start-up, and before a new configur
 the ready line waiting for them, and logs "heavy requests ready" when they are done."""
 import time
 
+from .. import dynamics as rd
 from .messages import error_text
 from .work import warm_up
 
@@ -15,6 +16,7 @@ def warm(node, parts, config, interrupted=None):
     that fails has compiled what it reached: the real call will say why. interrupted: a callable, true
     once the process was asked to stop (KeyboardInterrupt between calls)."""
     t0 = time.perf_counter()
+    rd.load_fast_paths()
     for part in parts:
         for name, call in part.warm(config):
             if interrupted is not None and interrupted():
@@ -33,6 +35,7 @@ def warm_heavy(node, parts, config, first):
     refused for it); "heavy requests ready" logged when they are done if `first` (the node's first
     configuration)."""
     calls, t0 = [c for part in parts for c in part.heavy_warm(config)], time.perf_counter()
+    calls = [("the fast paths", rd.load_fast_paths, ())] + calls if calls else calls
 
     def announce(error):
         if node._destroyed:

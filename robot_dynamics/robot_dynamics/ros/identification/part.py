@@ -313,19 +313,18 @@ class DynamicsIdentification(Part):
                 self.running = True
             params = node.params()
             try:
-                samples, what = None, f"the bag {bag!r} ({topic})"
-                if not bag:     # a copy of the buffered window, taken here (joint_states goes on adding to it)
-                    samples = buffer.window(snapshot, window)
-                    if not len(samples[0]):
+                what = f"the bag {bag!r} ({topic})"
+                if not bag:     # the window is copied out of the snapshot in the heavy-request process
+                    if not snapshot.rows:
                         raise ValueError("no joint_states buffered yet" + (
                             f": {why}" if why else " with the positions, velocities and efforts of every model joint"))
                     what = ("buffered joint_states" if window == 0 else
                             f"the last {window:g} s of buffered joint_states")
-                est, t, what, urdf = await node.heavy("~/identify_dynamics", dynamics.identified, config, bag, topic,
-                                                      samples, what, process=True)
+                est, duration, what, urdf = await node.heavy("~/identify_dynamics", dynamics.identified, config, bag,
+                                                             topic, snapshot, window, what, process=True)
             finally:
                 self.running = False
-            dynamics.fill_identification(response, est, urdf, t, what)
+            dynamics.fill_identification(response, est, urdf, duration, what)
             if not dynamics.response_finite(response):
                 raise ValueError("the estimate is not finite (the recorded values are too large)")
             response.success = True
